@@ -1,0 +1,443 @@
+"""Compiled inner loops of the online ordinal learners (Numba, no Python per example).
+
+Conventions: ranks are 1..k; thresholds ``b`` hold b_1..b_{k-1} (b_k = +inf is implicit);
+the prediction rule is ``min {r : w.x - b_r < 0}`` (Crammer & Singer 2005, Fig. 2).
+Every kernel mutates the state arrays it is given and writes the prediction of each
+round, made before the update, into ``out``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def rank_of(s, b):
+    """Smallest r with s - b_r < 0, else k."""
+    km1 = b.shape[0]
+    for r in range(km1):
+        if s - b[r] < 0.0:
+            return r + 1
+    return km1 + 1
+
+
+@njit(cache=True, nogil=True)
+def dot_row(w, X, t):
+    s = 0.0
+    for j in range(X.shape[1]):
+        s += w[j] * X[t, j]
+    return s
+
+
+@njit(cache=True, nogil=True)
+def prank_online(X, y, w, b, single, out):
+    """PRank (single=False) or Si-PRank (single=True) over the rows of X."""
+    T = X.shape[0]
+    d = X.shape[1]
+    km1 = b.shape[0]
+    mistakes = 0
+    for t in range(T):
+        s = dot_row(w, X, t)
+        yhat = rank_of(s, b)
+        out[t] = yhat
+        yt = y[t]
+        if yhat == yt:
+            continue
+        mistakes += 1
+        if single:
+            # Si-PRank: the one threshold next to the predicted interval
+            if yhat > yt:
+                r = yhat - 2  # b_{yhat-1}, 0-based
+                tau = -1.0
+            else:
+                r = yhat - 1  # b_{yhat}
+                tau = 1.0
+            b[r] -= tau
+            for j in range(d):
+                w[j] += tau * X[t, j]
+        else:
+            tsum = 0.0
+            for r in range(km1):
+                yr = -1.0 if yt <= r + 1 else 1.0
+                if (s - b[r]) * yr <= 0.0:
+                    b[r] -= yr
+                    tsum += yr
+            if tsum != 0.0:
+                for j in range(d):
+                    w[j] += tsum * X[t, j]
+    return mistakes
+
+
+@njit(cache=True, nogil=True)
+def predict_linear(X, w, b, out):
+    for t in range(X.shape[0]):
+        out[t] = rank_of(dot_row(w, X, t), b)
+
+
+# ---------------------------------------------------------------------------------------
+# No-PRank: exact solution of the per-round dual (Crammer & Singer 2005, eq. 4.5)
+# ---------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _g(S, c, yr, q):
+    acc = S
+    for r in range(c.shape[0]):
+        v = -c[r] - q * yr[r] * S
+        if v > 0.0:
+            acc -= yr[r] * v
+    return acc
+
+
+@njit(cache=True, nogil=True)
+def noprank_dual(c, yr, q, tau):
+    """Minimise 0.5*q*(sum tau_r yr_r)^2 + 0.5*sum tau_r^2 + sum tau_r c_r over tau >= 0.
+
+    KKT gives tau_r = max(0, -c_r - q yr_r S) with S = sum yr_r tau_r; the scalar
+    equation g(S) = S - sum_r yr_r max(0, -c_r - q yr_r S) = 0 is strictly increasing and
+    piecewise linear, so its root is found exactly from the breakpoints.  Returns S.
+    """
+    m = c.shape[0]
+    if q <= 0.0:
+        S = 0.0
+        for r in range(m):
+            tau[r] = max(0.0, -c[r])
+            S += yr[r] * tau[r]
+        return S
+    bp = np.empty(m)
+    for r in range(m):
+        bp[r] = -c[r] / (q * yr[r])
+    bp.sort()
+    # bracket the root between consecutive breakpoints
+    lo = -np.inf
+    hi = np.inf
+    for i in range(m):
+        if _g(bp[i], c, yr, q) >= 0.0:
+            hi = bp[i]
+            break
+        lo = bp[i]
+    # the active set is constant inside (lo, hi): take a point inside it
+    if math.isinf(lo) and math.isinf(hi):
+        probe = 0.0
+    elif math.isinf(lo):
+        probe = hi - 1.0
+    elif math.isinf(hi):
+        probe = lo + 1.0
+    else:
+        probe = 0.5 * (lo + hi)
+    n_act = 0
+    acc = 0.0
+    for r in range(m):
+        if -c[r] - q * yr[r] * probe > 0.0:
+            n_act += 1
+            acc += yr[r] * c[r]
+    S = -acc / (1.0 + q * n_act)
+    # guard against round-off at a breakpoint
+    if S < lo:
+        S = lo
+    if S > hi:
+        S = hi
+    total = 0.0
+    for r in range(m):
+        tau[r] = max(0.0, -c[r] - q * yr[r] * S)
+        total += yr[r] * tau[r]
+    return total
+
+
+@njit(cache=True, nogil=True)
+def noprank_online(X, y, w, b, beta, out, tau_sum):
+    """No-PRank (Fig. 3): on a rank mistake, project onto the margin constraints."""
+    T = X.shape[0]
+    d = X.shape[1]
+    km1 = b.shape[0]
+    c = np.empty(km1)
+    yr = np.empty(km1)
+    tau = np.empty(km1)
+    for t in range(T):
+        s = dot_row(w, X, t)
+        yhat = rank_of(s, b)
+        out[t] = yhat
+        yt = y[t]
+        if yhat == yt:
+            continue
+        q = 0.0
+        for j in range(d):
+            q += X[t, j] * X[t, j]
+        for r in range(km1):
+            yr[r] = -1.0 if yt <= r + 1 else 1.0
+            c[r] = yr[r] * (s - b[r]) - beta
+        S = noprank_dual(c, yr, q, tau)
+        for r in range(km1):
+            b[r] -= tau[r] * yr[r]
+            tau_sum[0] += tau[r]
+        # Lemma 3 keeps the order in exact arithmetic; thresholds that are equal in exact
+        # arithmetic may differ by an ulp in floating point: undo only that round-off
+        for r in range(1, km1):
+            if b[r] < b[r - 1]:
+                b[r] = b[r - 1]
+        for j in range(d):
+            w[j] += S * X[t, j]
+
+
+# ---------------------------------------------------------------------------------------
+# Mu-PRank (Fig. 5), in the log domain so that large eta cannot overflow
+# ---------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _logsumexp2(a, bvec):
+    m = -np.inf
+    for v in a:
+        if v > m:
+            m = v
+    for v in bvec:
+        if v > m:
+            m = v
+    acc = 0.0
+    for v in a:
+        acc += math.exp(v - m)
+    for v in bvec:
+        acc += math.exp(v - m)
+    return m + math.log(acc)
+
+
+@njit(cache=True, nogil=True)
+def muprank_online(X, y, logw, units, shift, eta, out):
+    """Mu-PRank with log b_r = eta * units[r] + shift[0]: ``units`` are the integers u_r of
+    Lemma 4, so the threshold order is exact in floating point; ``shift`` is the running
+    log normaliser shared by all thresholds."""
+    T = X.shape[0]
+    d = X.shape[1]
+    km1 = units.shape[0]
+    bb = np.empty(km1)
+    logb = np.empty(km1)
+    for t in range(T):
+        s = 0.0
+        for j in range(d):
+            xj = X[t, j]
+            if xj != 0.0:
+                s += math.exp(logw[j]) * xj
+        for r in range(km1):
+            bb[r] = math.exp(eta * units[r] + shift[0])
+        yhat = rank_of(s, bb)
+        out[t] = yhat
+        yt = y[t]
+        if yhat == yt:
+            continue
+        tsum = 0.0
+        for r in range(km1):
+            yr = -1.0 if yt <= r + 1 else 1.0
+            if (s - bb[r]) * yr <= 0.0:
+                units[r] -= yr
+                tsum += yr
+        if tsum != 0.0:
+            for j in range(d):
+                logw[j] += eta * X[t, j] * tsum
+        for r in range(km1):
+            logb[r] = eta * units[r] + shift[0]
+        lz = _logsumexp2(logw, logb)
+        for j in range(d):
+            logw[j] -= lz
+        shift[0] -= lz
+
+
+# ---------------------------------------------------------------------------------------
+# Multiclass perceptron (uniform ultraconservative update) and Widrow-Hoff
+# ---------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def mcp_online(X, y, W, out):
+    T = X.shape[0]
+    d = X.shape[1]
+    k = W.shape[0]
+    scores = np.empty(k)
+    for t in range(T):
+        best = 0
+        for r in range(k):
+            scores[r] = dot_row(W[r], X, t)
+            if scores[r] > scores[best]:
+                best = r
+        out[t] = best + 1
+        yt = y[t] - 1
+        if best == yt:
+            continue
+        n_err = 0
+        for r in range(k):
+            if r != yt and scores[r] >= scores[yt]:
+                n_err += 1
+        for j in range(d):
+            W[yt, j] += X[t, j]
+        inv = 1.0 / n_err
+        for r in range(k):
+            if r != yt and scores[r] >= scores[yt]:
+                for j in range(d):
+                    W[r, j] -= inv * X[t, j]
+
+
+@njit(cache=True, nogil=True)
+def predict_mcp(X, W, out):
+    k = W.shape[0]
+    for t in range(X.shape[0]):
+        best = 0
+        bs = dot_row(W[0], X, t)
+        for r in range(1, k):
+            s = dot_row(W[r], X, t)
+            if s > bs:
+                bs = s
+                best = r
+        out[t] = best + 1
+
+
+@njit(cache=True, nogil=True)
+def nearest_rank(s, k):
+    if s != s:  # NaN
+        return 1
+    r = math.floor(s + 0.5)
+    if r < 1.0:
+        return 1
+    if r > k:
+        return k
+    return int(r)
+
+
+@njit(cache=True, nogil=True)
+def wh_online(X, y, w, eta, k, out):
+    T = X.shape[0]
+    d = X.shape[1]
+    diverged = False
+    for t in range(T):
+        s = dot_row(w, X, t)
+        if not math.isfinite(s):
+            diverged = True
+        out[t] = nearest_rank(s, k)
+        err = eta * (y[t] - s)
+        for j in range(d):
+            w[j] += err * X[t, j]
+    return diverged
+
+
+# ---------------------------------------------------------------------------------------
+# Voted PRank (Freund & Schapire 1999 applied to PRank)
+# ---------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def voted_prank_online(X, y, w, b, Wh, Bh, C, n_h, out):
+    """PRank whose every hypothesis is stored with its survival count.
+
+    ``Wh``/``Bh``/``C`` have room for n_h[0] + T hypotheses; slot n_h[0]-1 is the current
+    one.  Returns the new number of stored hypotheses.
+    """
+    T = X.shape[0]
+    d = X.shape[1]
+    km1 = b.shape[0]
+    cur = n_h - 1
+    for t in range(T):
+        s = dot_row(w, X, t)
+        yhat = rank_of(s, b)
+        out[t] = yhat
+        yt = y[t]
+        if yhat == yt:
+            C[cur] += 1.0
+            continue
+        tsum = 0.0
+        for r in range(km1):
+            yr = -1.0 if yt <= r + 1 else 1.0
+            if (s - b[r]) * yr <= 0.0:
+                b[r] -= yr
+                tsum += yr
+        for j in range(d):
+            w[j] += tsum * X[t, j]
+        cur += 1
+        for j in range(d):
+            Wh[cur, j] = w[j]
+        for r in range(km1):
+            Bh[cur, r] = b[r]
+        C[cur] = 1.0
+    return cur + 1
+
+
+@njit(cache=True, nogil=True)
+def predict_voted(X, Wh, Bh, C, n_h, out_score):
+    """Vote-weighted mean rank sum_i c_i h_i(x) / sum_i c_i."""
+    tot = 0.0
+    for i in range(n_h):
+        tot += C[i]
+    for t in range(X.shape[0]):
+        acc = 0.0
+        for i in range(n_h):
+            if C[i] == 0.0:
+                continue
+            acc += C[i] * rank_of(dot_row(Wh[i], X, t), Bh[i])
+        out_score[t] = acc / tot if tot > 0 else 1.0
+
+
+# ---------------------------------------------------------------------------------------
+# OAP ensembles: N PRanks fed by independent Bernoulli(tau) masks (Harrington 2003)
+# ---------------------------------------------------------------------------------------
+MODE_BPM = 0
+MODE_BAGG = 1
+MODE_VP = 2
+
+
+@njit(cache=True, nogil=True)
+def ensemble_score(X, t, W, B, V, mode):
+    """Real-valued rank of the ensemble on row t for Bagg (mean of member ranks) and VP
+    (vote-weighted mean; equal weights while no member has a vote)."""
+    N = W.shape[0]
+    acc = 0.0
+    tot = 0.0
+    for i in range(N):
+        wt = 1.0
+        if mode == MODE_VP:
+            wt = V[i]
+            if wt == 0.0:
+                continue
+        acc += wt * rank_of(dot_row(W[i], X, t), B[i])
+        tot += wt
+    if tot == 0.0:
+        for i in range(N):
+            acc += rank_of(dot_row(W[i], X, t), B[i])
+        tot = N
+    return acc / tot
+
+
+@njit(cache=True, nogil=True)
+def oap_online(X, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
+    """One pass of OAP-BPM/-Bagg/-VP.  Member i runs PRank on round t iff mask[t, i].
+
+    ``Wsum``/``Bsum`` hold the sums of the member rules, kept up to date incrementally,
+    so that the Bayes-point prediction costs O(d + k) and a round costs O(tau N d).
+    """
+    T = X.shape[0]
+    d = X.shape[1]
+    N = W.shape[0]
+    km1 = B.shape[1]
+    for t in range(T):
+        if mode == MODE_BPM:
+            out[t] = rank_of(dot_row(Wsum, X, t), Bsum)
+        else:
+            out[t] = nearest_rank(ensemble_score(X, t, W, B, V, mode), k)
+        yt = y[t]
+        for i in range(N):
+            if not mask[t, i]:
+                continue
+            s = dot_row(W[i], X, t)
+            yhat = rank_of(s, B[i])
+            if yhat == yt:
+                V[i] += 1.0
+                continue
+            tsum = 0.0
+            for r in range(km1):
+                yr = -1.0 if yt <= r + 1 else 1.0
+                if (s - B[i, r]) * yr <= 0.0:
+                    B[i, r] -= yr
+                    Bsum[r] -= yr
+                    tsum += yr
+            if tsum != 0.0:
+                for j in range(d):
+                    inc = tsum * X[t, j]
+                    W[i, j] += inc
+                    Wsum[j] += inc
+
+
+@njit(cache=True, nogil=True)
+def predict_ensemble(X, W, B, V, mode, k, out):
+    for t in range(X.shape[0]):
+        out[t] = nearest_rank(ensemble_score(X, t, W, B, V, mode), k)

@@ -1,0 +1,172 @@
+"""The PRank family of Crammer & Singer (2005), plus the voted PRank of Harrington (2003).
+
+>>> import numpy as np
+>>> from rankrepro.algorithms import PRank
+>>> X = np.array([[1.0, 0.0], [0.0, 1.0]]); y = np.array([1, 3])
+>>> PRank(n_ranks=3).fit_online(X, y)      # predictions made before each update
+array([3, 1])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _kernels as K
+from .base import Interval, OnlineRanker, round_to_rank
+
+
+class _ThresholdRanker(OnlineRanker):
+    """A weight vector ``coef_`` and ordered thresholds ``thresholds_`` (b_1..b_{k-1})."""
+
+    def decision_function(self, X) -> np.ndarray:
+        self._check_fitted()
+        return self._check_X(X) @ self.coef_
+
+    def _predict(self, X: np.ndarray) -> np.ndarray:
+        out = np.empty(X.shape[0], dtype=np.int64)
+        K.predict_linear(X, self.coef_, self.thresholds_, out)
+        return out
+
+
+class PRank(_ThresholdRanker):
+    """PRank (Crammer & Singer 2005, Fig. 2; Harrington 2003, Algorithm 1).
+
+    On a rank mistake every threshold on the wrong side of ``w.x`` moves by one unit and
+    ``w`` moves by the sum of those moves times ``x``.  Thresholds start at 0 and stay
+    integers, so their order is preserved exactly (Lemma 1).
+    """
+
+    name = "prank"
+
+    def __init__(self, *, n_ranks: int = 5):
+        self.n_ranks = n_ranks
+
+    _single = False
+
+    def _init_state(self, n_features: int) -> None:
+        self.coef_ = np.zeros(n_features)
+        self.thresholds_ = np.zeros(self.n_ranks - 1)
+        self.n_mistakes_ = 0
+
+    def _online(self, X, y):
+        out = np.empty(X.shape[0], dtype=np.int64)
+        self.n_mistakes_ += int(K.prank_online(X, y, self.coef_, self.thresholds_, self._single, out))
+        return out
+
+
+class SiPRank(PRank):
+    """Si-PRank (Crammer & Singer 2005, Sec. 3): on a mistake only the threshold next to
+    the predicted interval moves (b_{yhat-1} if yhat > y, else b_{yhat}), with ``w``."""
+
+    name = "si_prank"
+    _single = True
+
+
+class NoPRank(_ThresholdRanker):
+    """No-PRank (Crammer & Singer 2005, Fig. 3): on a rank mistake, the closest rule (in
+    Euclidean norm over (w, b)) that ranks x with margin ``beta`` at every threshold.
+
+    The k-1 variable dual (eq. 4.5) is solved exactly (:func:`_kernels.noprank_dual`).
+    ``tau_sum_`` accumulates sum_t sum_r tau_r^t, which Theorem 3 bounds by 2 beta/gamma^2.
+    """
+
+    name = "no_prank"
+    _constraints = {"beta": Interval(float, 0.0, None, left_open=True)}
+
+    def __init__(self, *, n_ranks: int = 5, beta: float = 1.0):
+        self.n_ranks = n_ranks
+        self.beta = beta
+
+    def _init_state(self, n_features: int) -> None:
+        self.coef_ = np.zeros(n_features)
+        self.thresholds_ = np.zeros(self.n_ranks - 1)
+        self.tau_sum_ = np.zeros(1)
+
+    def _online(self, X, y):
+        out = np.empty(X.shape[0], dtype=np.int64)
+        K.noprank_online(X, y, self.coef_, self.thresholds_, float(self.beta), out, self.tau_sum_)
+        return out
+
+
+class MuPRank(_ThresholdRanker):
+    """Mu-PRank (Crammer & Singer 2005, Fig. 5): multiplicative updates of (w, b), kept
+    l1-normalised.  State is held as logarithms (``log_coef_``; thresholds as
+    eta * integer units + a shared shift, which keeps their order exact) and renormalised
+    with log-sum-exp, so eta = 16 and beyond cannot overflow.  The paper
+    assumes ||x||_inf <= 1 for its bound; the algorithm runs on any x."""
+
+    name = "mu_prank"
+    _constraints = {"eta": Interval(float, 0.0, None, left_open=True)}
+
+    def __init__(self, *, n_ranks: int = 5, eta: float = 1.0):
+        self.n_ranks = n_ranks
+        self.eta = eta
+
+    def _init_state(self, n_features: int) -> None:
+        m = n_features + self.n_ranks - 1
+        self.log_coef_ = np.full(n_features, -np.log(m))
+        # log b_r = eta * u_r + shift: u_r integer (Lemma 4), shift the shared normaliser
+        self.threshold_units_ = np.zeros(self.n_ranks - 1)
+        self.threshold_shift_ = np.array([-np.log(m)])
+
+    @property
+    def log_thresholds_(self) -> np.ndarray:
+        return float(self.eta) * self.threshold_units_ + self.threshold_shift_[0]
+
+    @property
+    def coef_(self) -> np.ndarray:
+        return np.exp(self.log_coef_)
+
+    @property
+    def thresholds_(self) -> np.ndarray:
+        return np.exp(self.log_thresholds_)
+
+    def _online(self, X, y):
+        out = np.empty(X.shape[0], dtype=np.int64)
+        K.muprank_online(X, y, self.log_coef_, self.threshold_units_, self.threshold_shift_, float(self.eta), out)
+        return out
+
+
+class VotedPRank(OnlineRanker):
+    """PRank with the voted-perceptron output of Freund & Schapire (1999), as Harrington
+    (2003, Sec. 4.1) tests it.  Every hypothesis (w_i, b_i) is stored with its survival
+    count c_i (1 when created, +1 per correct prediction; the initial zero rule starts at
+    0); the output is the nearest rank to sum_i c_i h_i(x) / sum_i c_i.  Online
+    predictions are those of the current PRank rule."""
+
+    name = "voted_prank"
+
+    def __init__(self, *, n_ranks: int = 5):
+        self.n_ranks = n_ranks
+
+    def _init_state(self, n_features: int) -> None:
+        self.coef_ = np.zeros(n_features)
+        self.thresholds_ = np.zeros(self.n_ranks - 1)
+        self.hyp_coef_ = np.zeros((1, n_features))
+        self.hyp_thresholds_ = np.zeros((1, self.n_ranks - 1))
+        self.hyp_counts_ = np.zeros(1)
+
+    def _online(self, X, y):
+        n_h = self.hyp_counts_.shape[0]
+        T = X.shape[0]
+        Wh = np.zeros((n_h + T, X.shape[1]))
+        Bh = np.zeros((n_h + T, self.n_ranks - 1))
+        C = np.zeros(n_h + T)
+        Wh[:n_h], Bh[:n_h], C[:n_h] = self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_
+        out = np.empty(T, dtype=np.int64)
+        n_new = K.voted_prank_online(X, y, self.coef_, self.thresholds_, Wh, Bh, C, n_h, out)
+        self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_ = Wh[:n_new].copy(), Bh[:n_new].copy(), C[:n_new].copy()
+        return out
+
+    def decision_function(self, X) -> np.ndarray:
+        """The vote-weighted mean rank (a real number in [1, k])."""
+        self._check_fitted()
+        X = self._check_X(X)
+        out = np.empty(X.shape[0])
+        K.predict_voted(X, self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
+        return out
+
+    def _predict(self, X):
+        out = np.empty(X.shape[0])
+        K.predict_voted(X, self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
+        return round_to_rank(out, self.n_ranks)
