@@ -1,0 +1,1 @@
+"""Data sets: the synthetic generators and (later) the registry of downloaded data."""

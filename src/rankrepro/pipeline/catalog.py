@@ -1,0 +1,332 @@
+"""The experiment catalog: compose each ``config/experiment/<paper>/<artefact>.yaml`` with
+Hydra, validate it completely, and expand its sweep cells.
+
+Everything that can be wrong with a config is found here, before any compute: unknown
+keys and wrong types (the structured schema), out-of-range experiment sizes, unknown
+algorithms, metrics, protocols, data-set builders or feature maps, and hyperparameters
+outside an estimator's constraints.  Errors are :class:`ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra import compose, initialize_config_dir
+from hydra.core.config_store import ConfigStore
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from ..algorithms import FEATURE_MAPS, REGISTRY, ParamError
+from .schema import RootCfg
+
+SCHEMA_NAME = "rankrepro_schema"
+_cs = ConfigStore.instance()
+_cs.store(name=SCHEMA_NAME, node=RootCfg)
+
+
+class ConfigError(ValueError):
+    """A config that cannot run; ``key`` is the offending key (dotted path)."""
+
+    def __init__(self, experiment: str, key: str, message: str):
+        self.experiment = experiment
+        self.key = key
+        super().__init__(f"config error in experiment '{experiment}' at key '{key}': {message}")
+
+
+def find_config_dir(start: str | os.PathLike | None = None) -> Path:
+    """``$RANKREPRO_CONFIG_DIR``, else the nearest ``config/config.yaml`` above ``start``."""
+    env = os.environ.get("RANKREPRO_CONFIG_DIR")
+    if env:
+        return Path(env).resolve()
+    here = Path(start or Path.cwd()).resolve()
+    for p in [here, *here.parents]:
+        if (p / "config" / "config.yaml").is_file():
+            return p / "config"
+    raise FileNotFoundError("no config/config.yaml found above " + str(here) + "; set RANKREPRO_CONFIG_DIR")
+
+
+def list_experiments(config_dir: str | os.PathLike | None = None) -> list[str]:
+    """Every experiment as ``<paper>/<artefact>``, sorted."""
+    root = Path(config_dir) if config_dir else find_config_dir()
+    exp_dir = root / "experiment"
+    return sorted(str(p.relative_to(exp_dir).with_suffix("")).replace(os.sep, "/")
+                  for p in exp_dir.rglob("*.yaml"))
+
+
+def list_scales(config_dir: str | os.PathLike | None = None) -> list[str]:
+    root = Path(config_dir) if config_dir else find_config_dir()
+    return sorted(p.stem for p in (root / "scale").glob("*.yaml"))
+
+
+# -------------------------------------------------------------------------------------
+# cells
+# -------------------------------------------------------------------------------------
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One sweep cell: one algorithm with one hyperparameter setting on one artefact."""
+
+    id: str
+    algorithm: str  # key in ``algorithms``
+    estimator: str  # registry name
+    label: str
+    params: dict[str, Any] = field(hash=False)  # fixed + swept hyperparameters
+    swept: dict[str, Any] = field(hash=False)  # the swept ones only
+
+    def matches(self, selector: dict[str, Any]) -> bool:
+        for key, want in selector.items():
+            if key == "best":
+                continue
+            wants = list(want) if isinstance(want, (list, tuple, ListConfig)) else [want]
+            if key == "algorithm":
+                if self.algorithm not in wants:
+                    return False
+            elif key == "cell":
+                if self.id not in wants:
+                    return False
+            elif key == "estimator":
+                if self.estimator not in wants:
+                    return False
+            elif key in self.params:
+                # a hyperparameter filters only the cells that have it: {tau: 0.3} keeps
+                # PRank (no tau) and drops OAP-BPM with tau = 0.6
+                if not any(_equal(self.params[key], w) for w in wants):
+                    return False
+        return True
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-15)
+    return a == b
+
+
+SELECTOR_KEYS = ("algorithm", "cell", "estimator", "best")
+
+
+def select(cells: list[Cell], selector: dict[str, Any]) -> list[Cell]:
+    """The cells a selector names.  ``best: true`` is resolved later, on results
+    (:func:`rankrepro.report.aggregate.resolve`): it keeps, per algorithm, the cell with the
+    lowest final value of the metric in question."""
+    return [c for c in cells if c.matches(selector)]
+
+
+def _check_selector(name: str, key: str, selector: dict[str, Any], cells: list[Cell], exactly_one: bool = False) -> None:
+    params = {p for c in cells for p in c.params}
+    for k in selector:
+        _require(name, f"{key}.{k}", k in SELECTOR_KEYS or k in params,
+                 f"'{k}' is neither a selector key {SELECTOR_KEYS} nor a hyperparameter of any cell")
+    n = len(select(cells, selector))
+    if exactly_one:
+        _require(name, key, n == 1, f"selector {selector} must match exactly one cell, matches {n}")
+    else:
+        _require(name, key, n > 0, f"selector {selector} selects no cell")
+
+
+# -------------------------------------------------------------------------------------
+# the loaded experiment
+# -------------------------------------------------------------------------------------
+@dataclass
+class Experiment:
+    name: str  # <paper>/<artefact>
+    scale: str
+    cfg: DictConfig  # the resolved, validated config
+    cells: list[Cell]
+    n_trials: int
+    n_train: int
+    n_test: int
+    curve_points: int
+
+    @property
+    def paper(self) -> str:
+        return self.cfg.experiment.paper
+
+    @property
+    def artefact(self) -> str:
+        return self.cfg.experiment.artefact
+
+    def cell(self, cell_id: str) -> Cell:
+        for c in self.cells:
+            if c.id == cell_id:
+                return c
+        raise KeyError(f"experiment {self.name} has no cell '{cell_id}' (cells: {[c.id for c in self.cells]})")
+
+    def to_yaml(self) -> str:
+        return OmegaConf.to_yaml(self.cfg)
+
+
+def _compose(config_dir: Path, name: str, scale: str, overrides: list[str]) -> DictConfig:
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
+            return compose(config_name="config",
+                           overrides=[f"experiment={name}", f"scale={scale}", *overrides])
+    finally:
+        GlobalHydra.instance().clear()
+
+
+def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tuple = (),
+                    config_dir: str | os.PathLike | None = None) -> Experiment:
+    """Compose, validate and expand one experiment.  Raises :class:`ConfigError`."""
+    root = Path(config_dir).resolve() if config_dir else find_config_dir()
+    if name not in list_experiments(root):
+        raise ConfigError(name, "experiment", f"no file config/experiment/{name}.yaml "
+                                              f"(known: {', '.join(list_experiments(root))})")
+    if scale not in list_scales(root):
+        raise ConfigError(name, "scale", f"unknown scale '{scale}' (known: {', '.join(list_scales(root))})")
+    try:
+        cfg = _compose(root, name, scale, list(overrides))
+        OmegaConf.resolve(cfg)
+        # Re-merge into a fresh schema: catches keys that a '+key=value' override slipped
+        # past struct mode.  Touching every value surfaces MISSING keys too.
+        checked = OmegaConf.merge(OmegaConf.structured(RootCfg), OmegaConf.to_container(cfg))
+        OmegaConf.to_container(checked, throw_on_missing=True)
+    except Exception as e:  # Hydra wraps the OmegaConf error that names the key
+        raise _config_error(name, e) from None
+    return _validate(name, scale, cfg)
+
+
+def _config_error(name: str, exc: BaseException) -> ConfigError:
+    """The most precise description in an exception chain: the key and the first line
+    of the OmegaConf message, with the config file Hydra was composing."""
+    where = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    e: BaseException | None = exc
+    while e is not None:
+        if isinstance(e, OmegaConfBaseException) and getattr(e, "full_key", None):
+            msg = str(e).splitlines()[0]
+            if where.startswith("In '"):
+                msg = f"{msg} ({where.split(':')[0]})"
+            return ConfigError(name, str(e.full_key), msg)
+        e = e.__cause__ or e.__context__
+    return ConfigError(name, "defaults", where)
+
+
+def _require(name: str, key: str, ok: bool, message: str) -> None:
+    if not ok:
+        raise ConfigError(name, key, message)
+
+
+def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
+    from ..metrics import METRICS
+    from ..protocols import PROTOCOLS
+    from ..data.synthetic import BUILDERS
+
+    e = cfg.experiment
+    paper, artefact = name.split("/", 1)
+    _require(name, "experiment.paper", e.paper == paper, f"'{e.paper}' must equal the folder name '{paper}'")
+    _require(name, "experiment.artefact", e.artefact == artefact,
+             f"'{e.artefact}' must equal the file name '{artefact}'")
+    _require(name, "experiment.kind", e.kind in ("table", "figure"), f"'{e.kind}' must be 'table' or 'figure'")
+    _require(name, "experiment.n_trials", e.n_trials >= 1, f"must be >= 1, got {e.n_trials}")
+    _require(name, "experiment.n_train", e.n_train >= 1, f"must be >= 1, got {e.n_train}")
+    _require(name, "experiment.n_test", e.n_test >= 0, f"must be >= 0, got {e.n_test}")
+    _require(name, "experiment.seed", e.seed >= 0, f"must be >= 0, got {e.seed}")
+    _require(name, "experiment.curve_points", e.curve_points >= 1, f"must be >= 1, got {e.curve_points}")
+    _require(name, "experiment.protocol", e.protocol in PROTOCOLS,
+             f"unknown protocol '{e.protocol}' (known: {sorted(PROTOCOLS)})")
+    _require(name, "experiment.features", e.features in FEATURE_MAPS,
+             f"unknown feature map '{e.features}' (known: {sorted(FEATURE_MAPS)})")
+    _require(name, "experiment.metrics", len(e.metrics) > 0, "list at least one metric")
+    for i, m in enumerate(e.metrics):
+        _require(name, f"experiment.metrics[{i}]", m in METRICS, f"unknown metric '{m}' (known: {sorted(METRICS)})")
+    if any(METRICS[m].needs_test for m in e.metrics):
+        _require(name, "experiment.n_test", e.n_test >= 1, "a test metric needs n_test >= 1")
+    if e.kind == "figure":
+        _require(name, "experiment.figure", e.figure is not None, "a figure experiment needs a 'figure' block")
+
+    s = cfg.scale
+    for key in ("max_trials", "max_train", "max_test", "curve_points"):
+        v = s.get(key)
+        _require(name, f"scale.{key}", v is None or v >= 1, f"must be >= 1 or null, got {v}")
+
+    d = cfg.dataset
+    _require(name, "dataset.builder", d.builder in BUILDERS,
+             f"unknown data-set builder '{d.builder}' (known: {sorted(BUILDERS)})")
+    _require(name, "dataset.n_ranks", d.n_ranks >= 2, f"must be >= 2, got {d.n_ranks}")
+    sig = inspect.signature(BUILDERS[d.builder])
+    for k in d.params:
+        _require(name, f"dataset.params.{k}", k in sig.parameters and sig.parameters[k].kind == inspect.Parameter.KEYWORD_ONLY,
+                 f"'{d.builder}' takes no parameter '{k}'")
+
+    _require(name, "algorithms", len(cfg.algorithms) > 0, "list at least one algorithm")
+    cells: list[Cell] = []
+    for key, a in cfg.algorithms.items():
+        _require(name, f"algorithms.{key}.estimator", a.estimator in REGISTRY,
+                 f"unknown estimator '{a.estimator}' (known: {sorted(REGISTRY)})")
+        est_cls = REGISTRY[a.estimator]
+        known = set(est_cls._param_names()) - {"n_ranks", "seed"}
+        fixed = OmegaConf.to_container(a.params)
+        grid = OmegaConf.to_container(a.grid)
+        for where, block in (("params", fixed), ("grid", grid)):
+            for pk in block:
+                _require(name, f"algorithms.{key}.{where}.{pk}", pk in known,
+                         f"{est_cls.__name__} has no hyperparameter '{pk}' (known: {sorted(known)})")
+        fixed = {k: v for k, v in fixed.items() if k not in grid}  # a swept value overrides a fixed one
+        for pk, vals in grid.items():
+            _require(name, f"algorithms.{key}.grid.{pk}", isinstance(vals, list) and len(vals) > 0,
+                     "a grid entry must be a non-empty list")
+        gkeys = sorted(grid)
+        for combo in itertools.product(*[grid[k] for k in gkeys]):
+            swept = dict(zip(gkeys, combo))
+            params = {**fixed, **swept}
+            try:
+                est_cls(n_ranks=int(d.n_ranks), **params).validate()
+            except ParamError as err:
+                where = "grid" if err.param in swept else "params"
+                idx = f"[{grid[err.param].index(err.value)}]" if where == "grid" else ""
+                raise ConfigError(name, f"algorithms.{key}.{where}.{err.param}{idx}",
+                                  f"{err.param}={err.value!r} {err.rule}") from None
+            cid = key + "".join(f"-{k}{_fmt(v)}" for k, v in swept.items())
+            label = a.label + ("" if not swept else " (" + ", ".join(f"{k}={_fmt(v)}" for k, v in swept.items()) + ")")
+            _require(name, f"algorithms.{key}", cid not in {c.id for c in cells}, f"duplicate cell id '{cid}'")
+            cells.append(Cell(cid, key, a.estimator, label, params, swept))
+
+    metrics = set(e.metrics)
+    for i, p in enumerate(e.published):
+        _require(name, f"experiment.published[{i}].metric", p.metric in metrics,
+                 f"metric '{p.metric}' is not computed by this experiment")
+        _check_selector(name, f"experiment.published[{i}].select", OmegaConf.to_container(p.select), cells, exactly_one=True)
+    for i, c in enumerate(e.claims):
+        _require(name, f"experiment.claims[{i}].kind", c.kind in ("less", "monotone"),
+                 f"'{c.kind}' must be 'less' or 'monotone'")
+        _require(name, f"experiment.claims[{i}].metric", c.metric in metrics,
+                 f"metric '{c.metric}' is not computed by this experiment")
+        _check_selector(name, f"experiment.claims[{i}].lhs", OmegaConf.to_container(c.lhs), cells)
+        if c.kind == "less":
+            _check_selector(name, f"experiment.claims[{i}].rhs", OmegaConf.to_container(c.rhs), cells)
+        else:
+            _require(name, f"experiment.claims[{i}].over", c.over is not None, "a monotone claim needs 'over'")
+            _require(name, f"experiment.claims[{i}].stat", c.stat in ("mean", "ci"), "must be 'mean' or 'ci'")
+            _require(name, f"experiment.claims[{i}].direction", c.direction in ("increasing", "decreasing"),
+                     "must be 'increasing' or 'decreasing'")
+    if e.figure is not None:
+        _require(name, "experiment.figure.metric", e.figure.metric in metrics,
+                 f"metric '{e.figure.metric}' is not computed by this experiment")
+        for i, panel in enumerate(e.figure.panels):
+            for j, sel in enumerate(panel.select):
+                _check_selector(name, f"experiment.figure.panels[{i}].select[{j}]", OmegaConf.to_container(sel), cells)
+
+    cap = lambda v, m: v if m is None else min(v, m)  # noqa: E731
+    return Experiment(
+        name=name, scale=scale, cfg=cfg, cells=cells,
+        n_trials=cap(e.n_trials, s.max_trials), n_train=cap(e.n_train, s.max_train),
+        n_test=cap(e.n_test, s.max_test), curve_points=s.curve_points or e.curve_points,
+    )
+
+
+def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:
+    """Every experiment, validated.  The first bad config raises."""
+    root = Path(config_dir).resolve() if config_dir else find_config_dir()
+    return {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}

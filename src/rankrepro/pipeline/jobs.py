@@ -1,0 +1,79 @@
+"""The work behind each Snakemake rule, as plain functions (the scripts in ``scripts/``
+only unpack the ``snakemake`` object and call these)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Callable
+
+from omegaconf import OmegaConf
+
+from .catalog import Cell, Experiment, load_experiment
+from .runner import run_cell, write_parquet
+
+
+def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
+    """Hash of everything that determines a cell's numbers: editing any of it reruns the
+    cell (Snakemake's params trigger), editing anything else does not."""
+    e = exp.cfg.experiment
+    payload = {
+        "cell": cell.id, "estimator": cell.estimator, "params": cell.params, "protocol": e.protocol,
+        "features": e.features, "seed": int(e.seed), "n_trials": exp.n_trials, "n_train": exp.n_train,
+        "n_test": exp.n_test, "curve_points": exp.curve_points, "metrics": list(e.metrics),
+        "dataset": OmegaConf.to_container(exp.cfg.dataset),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def config_fingerprint(exp: Experiment) -> str:
+    return hashlib.sha256(exp.to_yaml().encode()).hexdigest()[:16]
+
+
+def _logger(log_path: str | None) -> Callable[[str], None]:
+    fh = open(log_path, "a") if log_path else None  # noqa: SIM115 - closed at exit
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+        if fh:
+            fh.write(msg + "\n")
+            fh.flush()
+    return log
+
+
+def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
+                 log: str | None = None) -> None:
+    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    logger = _logger(log)
+    logger(f"{experiment} [{scale}] {cell}: {exp.n_trials} trials x {exp.n_train} rounds on {threads} worker(s)")
+    df = run_cell(exp, cell, n_jobs=threads, progress=logger)
+    write_parquet(df, output)
+
+
+def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str], csv: str, md: str,
+                  json_out: str) -> None:
+    from ..report.artefact import build_artefact
+
+    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    build_artefact(exp, cells, csv, md, json_out)
+
+
+def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, png: str, pdf: str) -> None:
+    from ..report.figures import build_figure
+
+    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    if exp.cfg.experiment.figure is None:
+        raise ValueError(f"{experiment} is not a figure experiment")
+    build_figure(exp, summary_csv, png, pdf)
+
+
+def job_report(json_paths: list[str], png_paths: list[str], scale: str, output: str) -> None:
+    from ..report.html import build_report
+
+    pngs = {}
+    for p in png_paths:
+        parts = Path(p).with_suffix("").parts
+        pngs["/".join(parts[-2:])] = p
+    build_report(list(json_paths), pngs, output, scale)

@@ -1,0 +1,107 @@
+"""Run the Monte-Carlo trials of one sweep cell.
+
+Seeding: trial i of an experiment with root seed s draws its data from
+``SeedSequence(s, spawn_key=(i, 0))`` — the same stream for every cell, so algorithms are
+compared on common random numbers — and its algorithm randomness from
+``SeedSequence(s, spawn_key=(i, 1, crc32(cell id)))``.  Nothing depends on ``n_jobs``,
+the joblib backend or the order in which trials finish: results are bit-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from omegaconf import OmegaConf
+
+from ..protocols import PROTOCOLS
+from ..protocols.online import TrialSpec
+from .catalog import Cell, Experiment
+
+RESULT_COLUMNS = ["paper", "artefact", "cell", "algorithm", "params", "trial", "metric", "round", "value"]
+
+
+def cell_hash(cell_id: str) -> int:
+    return zlib.crc32(cell_id.encode("utf-8"))
+
+
+def trial_seeds(root_seed: int, trial: int, cell_id: str) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    data = np.random.SeedSequence(root_seed, spawn_key=(trial, 0))
+    algo = np.random.SeedSequence(root_seed, spawn_key=(trial, 1, cell_hash(cell_id)))
+    return data, algo
+
+
+def trial_spec(exp: Experiment, cell: Cell, trial: int) -> TrialSpec:
+    d = exp.cfg.dataset
+    data_seed, algo_seed = trial_seeds(int(exp.cfg.experiment.seed), trial, cell.id)
+    return TrialSpec(
+        estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
+        builder_params=OmegaConf.to_container(d.params), n_ranks=int(d.n_ranks),
+        features=exp.cfg.experiment.features, n_train=exp.n_train, n_test=exp.n_test,
+        curve_points=exp.curve_points, metrics=tuple(exp.cfg.experiment.metrics),
+        data_seed=data_seed, algo_seed=algo_seed,
+    )
+
+
+def _run_one(protocol: str, spec: TrialSpec, trial: int):
+    return trial, PROTOCOLS[protocol](spec)
+
+
+def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[int] | None = None,
+             backend: str = "loky", progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """All trials of one cell as a tidy frame (one row per trial, metric and round)."""
+    cell = exp.cell(cell_id)
+    trials = list(range(exp.n_trials)) if trials is None else list(trials)
+    protocol = exp.cfg.experiment.protocol
+    specs = [(trial_spec(exp, cell, t), t) for t in trials]
+    t0 = time.perf_counter()
+    results: dict[int, list] = {}
+    report_every = max(1, len(trials) // 10)
+    par = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered") if n_jobs != 1 else None
+    gen = (par(delayed(_run_one)(protocol, s, t) for s, t in specs) if par is not None
+           else (_run_one(protocol, s, t) for s, t in specs))
+    for done, (t, rows) in enumerate(gen, start=1):
+        results[t] = rows
+        if progress and (done % report_every == 0 or done == len(trials)):
+            progress(f"{exp.name} [{exp.scale}] {cell.id}: {done}/{len(trials)} trials, "
+                     f"{time.perf_counter() - t0:.1f}s")
+    params = json.dumps(cell.params, sort_keys=True)
+    records = [(exp.paper, exp.artefact, cell.id, cell.algorithm, params, t, m, r, v)
+               for t in sorted(results) for (m, r, v) in results[t]]
+    df = pd.DataFrame.from_records(records, columns=RESULT_COLUMNS)
+    df["trial"] = df["trial"].astype("int64")
+    df["round"] = df["round"].astype("Int64")
+    df["value"] = df["value"].astype("float64")
+    return df
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
+    """Write through a temporary file in the same folder, then rename: a reader never sees
+    a partial file, and an interrupted run leaves none behind."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
+    atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
+
+
+def stderr_progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)

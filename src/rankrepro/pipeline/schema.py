@@ -1,0 +1,135 @@
+"""Structured configs: the schema every composed experiment config is merged into.
+
+OmegaConf merges the YAML of ``config/`` into these dataclasses in struct mode, so an
+unknown key or a value of the wrong type fails at load, naming its full key.  Range checks
+that a type cannot express live in :mod:`rankrepro.pipeline.catalog` (experiment keys) and
+in each estimator's ``_constraints`` (algorithm hyperparameters), checked when the config
+loads, before any compute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from omegaconf import MISSING
+
+
+@dataclass
+class ScaleCfg:
+    """Caps applied to every experiment (``paper`` caps nothing)."""
+
+    name: str = MISSING
+    description: str = ""
+    max_trials: Optional[int] = None
+    max_train: Optional[int] = None
+    max_test: Optional[int] = None
+    curve_points: Optional[int] = None
+
+
+@dataclass
+class DatasetCfg:
+    name: str = MISSING
+    builder: str = MISSING
+    description: str = ""
+    n_ranks: int = MISSING
+    #: the paper's own data (False: a substitute, named in every table and figure)
+    original: bool = True
+    substitute_for: Optional[str] = None
+    params: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class AlgorithmCfg:
+    estimator: str = MISSING
+    label: str = MISSING
+    color: Optional[str] = None
+    marker: Optional[str] = None
+    linestyle: str = "-"
+    note: str = ""
+    #: fixed hyperparameters
+    params: Dict[str, Any] = field(default_factory=dict)
+    #: swept hyperparameters: one sweep cell per combination
+    grid: Dict[str, List[Any]] = field(default_factory=dict)
+
+
+@dataclass
+class PublishedCfg:
+    """A number printed in the paper: the target a reproduced cell is compared with."""
+
+    select: Dict[str, Any] = MISSING
+    metric: str = MISSING
+    mean: float = MISSING
+    #: the paper's 95% half-width, when it gives one
+    ci: Optional[float] = None
+    #: for curve metrics: the round the value refers to (None: the last round)
+    round: Optional[int] = None
+    source: str = ""
+
+
+@dataclass
+class ClaimCfg:
+    id: str = MISSING
+    text: str = MISSING
+    #: less: every lhs cell's value is below every rhs cell's (paired by ``match``);
+    #: monotone: ``stat`` moves in ``direction`` as parameter ``over`` grows, per algorithm
+    kind: str = MISSING
+    metric: str = MISSING
+    lhs: Dict[str, Any] = field(default_factory=dict)
+    rhs: Dict[str, Any] = field(default_factory=dict)
+    match: List[str] = field(default_factory=list)
+    #: for curve metrics: [first, last] round checked (None: only the last round)
+    rounds: Optional[List[Optional[int]]] = None
+    #: require the 95% intervals to be separated, not only the means ordered
+    significant: bool = False
+    stat: str = "mean"
+    over: Optional[str] = None
+    direction: str = "increasing"
+
+
+@dataclass
+class PanelCfg:
+    title: str = ""
+    #: selectors of the cells drawn (empty: every cell)
+    select: List[Dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class FigureCfg:
+    metric: str = "online_rank_loss"
+    xlabel: str = "rounds T"
+    ylabel: str = "average rank loss (1/T) sum |yhat - y|"
+    xscale: str = "log"
+    ylim: Optional[List[float]] = None
+    panels: List[PanelCfg] = field(default_factory=list)
+
+
+@dataclass
+class ExperimentCfg:
+    paper: str = MISSING
+    artefact: str = MISSING
+    title: str = MISSING
+    #: table or figure
+    kind: str = MISSING
+    description: str = ""
+    protocol: str = "online"
+    features: str = "identity"
+    n_trials: int = MISSING
+    n_train: int = MISSING
+    n_test: int = 0
+    seed: int = MISSING
+    curve_points: int = 60
+    metrics: List[str] = MISSING
+    #: deviations from the paper's protocol, printed with the artefact
+    notes: List[str] = field(default_factory=list)
+    published: List[PublishedCfg] = field(default_factory=list)
+    claims: List[ClaimCfg] = field(default_factory=list)
+    figure: Optional[FigureCfg] = None
+
+
+@dataclass
+class RootCfg:
+    experiment: ExperimentCfg = MISSING
+    dataset: DatasetCfg = MISSING
+    scale: ScaleCfg = MISSING
+    algorithms: Dict[str, AlgorithmCfg] = field(default_factory=dict)

@@ -1,0 +1,35 @@
+"""What a reader needs to trust a number: code version, software, platform."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+PACKAGES = ("rankrepro", "numpy", "scipy", "pandas", "pyarrow", "numba", "joblib", "matplotlib", "hydra-core",
+            "omegaconf", "snakemake")
+
+
+def git_commit(path: str | Path = ".") -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True, timeout=10)
+        sha = out.stdout.strip()
+        if out.returncode != 0 or not sha:
+            return "unknown"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=path,
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+        return sha + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for p in PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            out[p] = "not installed"
+    return out

@@ -1,0 +1,52 @@
+"""Intervals and comparisons used by every table.
+
+The papers report 95% confidence intervals from Student's t distribution over the
+Monte-Carlo trials: mean +- t_{0.975, n-1} s / sqrt(n), s the sample standard deviation
+(ddof = 1).  A reproduced cell is *consistent* with the published value when the two
+intervals overlap (the published value alone when the paper gives no interval).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as _st
+
+
+@dataclass(frozen=True)
+class Interval:
+    mean: float
+    half_width: float
+    n: int
+
+    @property
+    def low(self) -> float:
+        return self.mean - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.mean + self.half_width
+
+
+def t_interval(values, confidence: float = 0.95) -> Interval:
+    x = np.asarray(values, dtype=float)
+    x = x[~np.isnan(x)]
+    n = int(x.size)
+    if n == 0:
+        return Interval(float("nan"), float("nan"), 0)
+    mean = float(x.mean())
+    if n == 1:
+        return Interval(mean, float("nan"), 1)
+    sd = float(x.std(ddof=1))
+    q = float(_st.t.ppf(0.5 + confidence / 2.0, df=n - 1))
+    return Interval(mean, q * sd / np.sqrt(n), n)
+
+
+def consistent(rep: Interval, published_mean: float, published_ci: float | None) -> bool | None:
+    """Do the reproduced interval and the published one (or value) overlap?"""
+    if np.isnan(rep.mean):
+        return None
+    hw = 0.0 if np.isnan(rep.half_width) else rep.half_width
+    p_hw = 0.0 if published_ci is None else float(published_ci)
+    return bool(abs(rep.mean - published_mean) <= hw + p_hw + 1e-12)
