@@ -1,0 +1,17 @@
+# rankrepro: regenerate every table and figure of the papers, next to the published numbers.
+#
+#   snakemake --cores N                        paper scale (outputs in results/ and figures/)
+#   snakemake --cores N --config scale=smoke   every artefact tiny (outputs in runs/smoke/)
+#
+# The experiment catalog is read from the Hydra configs in config/ (one file per artefact);
+# every bad config stops here, before any job runs.  All logic lives in src/rankrepro.
+
+include: "rules/common.smk"
+include: "rules/experiments.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        all_outputs(),
+    default_target: True

@@ -1,0 +1,58 @@
+# One job per sweep cell, then one aggregation and (for figures) one plot per artefact.
+
+
+rule run_cell:
+    output:
+        out("results/{paper}/{artefact}/cells/{cell}.parquet"),
+    log:
+        out("logs/{paper}/{artefact}/{cell}.log"),
+    params:
+        experiment="{paper}/{artefact}",
+        cell="{cell}",
+        scale=SCALE,
+        config_dir=CONFIG_DIR,
+        fingerprint=cell_param_fingerprint,
+    threads: 1
+    conda:
+        "../environment.yml"
+    script:
+        "../scripts/run_cell.py"
+
+
+rule aggregate:
+    input:
+        cells=cell_files,
+    output:
+        csv=out("results/{paper}/{artefact}.csv"),
+        md=out("results/{paper}/{artefact}.md"),
+        json=out("results/{paper}/{artefact}.json"),
+    log:
+        out("logs/{paper}/{artefact}.aggregate.log"),
+    params:
+        experiment="{paper}/{artefact}",
+        scale=SCALE,
+        config_dir=CONFIG_DIR,
+        fingerprint=experiment_fingerprint,
+    conda:
+        "../environment.yml"
+    script:
+        "../scripts/aggregate.py"
+
+
+rule figure:
+    input:
+        summary=out("results/{paper}/{artefact}.csv"),
+    output:
+        png=out("figures/{paper}/{artefact}.png"),
+        pdf=out("figures/{paper}/{artefact}.pdf"),
+    log:
+        out("logs/{paper}/{artefact}.figure.log"),
+    params:
+        experiment="{paper}/{artefact}",
+        scale=SCALE,
+        config_dir=CONFIG_DIR,
+        fingerprint=experiment_fingerprint,
+    conda:
+        "../environment.yml"
+    script:
+        "../scripts/figure.py"

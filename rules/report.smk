@@ -1,0 +1,17 @@
+# The replication report: every artefact, paper beside reproduction, claims, provenance.
+
+
+rule report:
+    input:
+        records=records(),
+        figures=figures(),
+    output:
+        out("results/report/index.html"),
+    log:
+        out("logs/report.log"),
+    params:
+        scale=SCALE,
+    conda:
+        "../environment.yml"
+    script:
+        "../scripts/report.py"

@@ -1,0 +1,6 @@
+"""Snakemake adapter: summary table, published comparison and claims of one artefact."""
+from rankrepro.pipeline.jobs import job_aggregate
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+job_aggregate(sm.params.experiment, sm.params.scale, sm.params.config_dir, list(sm.input.cells),
+              sm.output.csv, sm.output.md, sm.output.json)

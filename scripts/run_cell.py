@@ -1,0 +1,6 @@
+"""Snakemake adapter: run the Monte-Carlo trials of one sweep cell."""
+from rankrepro.pipeline.jobs import job_run_cell
+
+sm = snakemake  # noqa: F821 - injected by Snakemake
+job_run_cell(sm.params.experiment, sm.params.cell, sm.params.scale, sm.params.config_dir, sm.output[0],
+             threads=sm.threads, log=sm.log[0])

@@ -1,0 +1,1 @@
+"""Tables, figures, claim checks and the HTML report."""

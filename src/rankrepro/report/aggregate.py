@@ -1,0 +1,221 @@
+"""From the per-trial cell tables to an artefact's summary, comparison and claims.
+
+Summary: one row per (cell, metric, round) with the mean over trials, its 95% Student-t
+interval and n.  Comparison: each published value beside the reproduced cell, the
+difference and a verdict (``consistent`` when the intervals overlap, else ``differs``).
+Claims: each of the paper's claims in the experiment config, evaluated on the summary, with
+the evidence (the numbers it was decided on).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from omegaconf import OmegaConf
+
+from ..metrics import METRICS
+from ..pipeline.catalog import Cell, Experiment, select
+from ..stats import Interval, consistent, t_interval
+
+SUMMARY_COLUMNS = ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]
+
+
+def summarize(exp: Experiment, trials: pd.DataFrame) -> pd.DataFrame:
+    labels = {c.id: c.label for c in exp.cells}
+    order = {c.id: i for i, c in enumerate(exp.cells)}
+    rows = []
+    key_round = trials["round"].fillna(-1)
+    for (cell, metric, rnd), g in trials.groupby([trials["cell"], trials["metric"], key_round], sort=False):
+        iv = t_interval(g["value"].to_numpy())
+        rows.append((cell, g["algorithm"].iloc[0], labels.get(cell, cell), metric,
+                     None if rnd == -1 else int(rnd), iv.n, iv.mean, iv.half_width, iv.low, iv.high))
+    out = pd.DataFrame.from_records(rows, columns=SUMMARY_COLUMNS)
+    out["round"] = out["round"].astype("Int64")
+    out["_o"] = out["cell"].map(order)
+    return out.sort_values(["_o", "metric", "round"], na_position="first").drop(columns="_o").reset_index(drop=True)
+
+
+def final_rows(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """One row per cell: the scalar metric, or a curve's last round."""
+    s = summary[summary["metric"] == metric]
+    if METRICS[metric].curve:
+        s = s.sort_values("round").groupby("cell", sort=False).tail(1)
+    return s.set_index("cell")
+
+
+def resolve(cells: list[Cell], selector: dict[str, Any], summary: pd.DataFrame, metric: str) -> list[Cell]:
+    """``select`` plus ``best: true``: per algorithm, the cell with the lowest final value."""
+    chosen = select(cells, selector)
+    if not selector.get("best"):
+        return chosen
+    fin = final_rows(summary, metric)["mean"]
+    best: dict[str, Cell] = {}
+    for c in chosen:
+        if c.id not in fin.index or not np.isfinite(fin[c.id]):
+            continue
+        if c.algorithm not in best or fin[c.id] < fin[best[c.algorithm].id]:
+            best[c.algorithm] = c
+    return [c for c in chosen if best.get(c.algorithm) is c]
+
+
+# -------------------------------------------------------------------------------------
+# published values
+# -------------------------------------------------------------------------------------
+def compare_published(exp: Experiment, summary: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for p in exp.cfg.experiment.published:
+        sel = OmegaConf.to_container(p.select)
+        cell = select(exp.cells, sel)[0]
+        s = summary[(summary["cell"] == cell.id) & (summary["metric"] == p.metric)]
+        if METRICS[p.metric].curve:
+            s = s[s["round"] == p.round] if p.round is not None else s.sort_values("round").tail(1)
+        if s.empty:
+            rep = Interval(float("nan"), float("nan"), 0)
+        else:
+            r = s.iloc[0]
+            rep = Interval(float(r["mean"]), float(r["ci"]), int(r["n"]))
+        ok = consistent(rep, float(p.mean), None if p.ci is None else float(p.ci))
+        rows.append({
+            "cell": cell.id, "label": cell.label, "metric": p.metric, "source": p.source,
+            "published_mean": float(p.mean), "published_ci": None if p.ci is None else float(p.ci),
+            "mean": rep.mean, "ci": rep.half_width, "n": rep.n, "difference": rep.mean - float(p.mean),
+            "verdict": {True: "consistent", False: "differs", None: "no result"}[ok],
+        })
+    return pd.DataFrame(rows, columns=["cell", "label", "metric", "source", "published_mean", "published_ci",
+                                       "mean", "ci", "n", "difference", "verdict"])
+
+
+# -------------------------------------------------------------------------------------
+# claims
+# -------------------------------------------------------------------------------------
+@dataclass
+class ClaimResult:
+    id: str
+    text: str
+    #: "held", "not held" or "not evaluable"
+    verdict: str
+    evidence: str
+    fraction: float | None = None
+
+
+def _values_at(summary: pd.DataFrame, cell: str, metric: str, rounds) -> pd.DataFrame:
+    s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
+    if not METRICS[metric].curve:
+        return s
+    s = s.sort_values("round")
+    if rounds is None:
+        return s.tail(1)
+    lo, hi = rounds[0], rounds[1]
+    m = pd.Series(True, index=s.index)
+    if lo is not None:
+        m &= s["round"] >= lo
+    if hi is not None:
+        m &= s["round"] <= hi
+    return s[m]
+
+
+def _compatible(a: Cell, b: Cell, match: list[str]) -> bool:
+    for k in match:
+        if k in a.params and k in b.params and a.params[k] != b.params[k]:
+            return False
+    return True
+
+
+def _fmt_round(r) -> str:
+    return "" if r is None or (isinstance(r, float) and math.isnan(r)) or r is pd.NA else f" at round {int(r)}"
+
+
+def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult:
+    c = OmegaConf.to_container(claim)
+    metric = c["metric"]
+    rounds = c.get("rounds")
+    lhs = resolve(exp.cells, c.get("lhs") or {}, summary, metric)
+    if c["kind"] == "less":
+        rhs = resolve(exp.cells, c.get("rhs") or {}, summary, metric)
+        checks, fails = 0, []
+        for a in lhs:
+            for b in rhs:
+                if a.id == b.id or not _compatible(a, b, c.get("match") or []):
+                    continue
+                va = _values_at(summary, a.id, metric, rounds).set_index("round", drop=False)
+                vb = _values_at(summary, b.id, metric, rounds).set_index("round", drop=False)
+                common = [r for r in va.index if r in vb.index] if METRICS[metric].curve else list(va.index[:1])
+                for r in common:
+                    ra, rb = va.loc[r], vb.loc[r]
+                    if isinstance(ra, pd.DataFrame):
+                        ra, rb = ra.iloc[0], rb.iloc[0]
+                    ok = (ra["high"] < rb["low"]) if c.get("significant") else (ra["mean"] < rb["mean"])
+                    checks += 1
+                    if not ok:
+                        fails.append(f"{a.label} {ra['mean']:.3f} (+-{ra['ci']:.3f}) vs {b.label} "
+                                     f"{rb['mean']:.3f} (+-{rb['ci']:.3f}){_fmt_round(ra['round'])}")
+        if checks == 0:
+            return ClaimResult(c["id"], c["text"], "not evaluable",
+                               "no comparable values (rounds outside this run's range?)")
+        frac = 1 - len(fails) / checks
+        if not fails:
+            ev = f"held in all {checks} comparisons ({', '.join(x.label for x in lhs)} vs {', '.join(x.label for x in rhs)})"
+            return ClaimResult(c["id"], c["text"], "held", ev, frac)
+        more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
+        return ClaimResult(c["id"], c["text"], "not held",
+                           f"failed {len(fails)} of {checks} comparisons, e.g. " + "; ".join(fails[:3]) + more, frac)
+    # monotone
+    over, stat = c["over"], c.get("stat", "mean")
+    col = "mean" if stat == "mean" else "ci"
+    by_alg: dict[str, list[tuple[float, float]]] = {}
+    for cell in lhs:
+        if over not in cell.params:
+            continue
+        v = _values_at(summary, cell.id, metric, rounds)
+        if v.empty:
+            continue
+        by_alg.setdefault(cell.algorithm, []).append((float(cell.params[over]), float(v.iloc[-1][col])))
+    if not by_alg:
+        return ClaimResult(c["id"], c["text"], "not evaluable", "no values")
+    sign = 1 if c.get("direction", "increasing") == "increasing" else -1
+    bad, parts = [], []
+    for alg, pts in by_alg.items():
+        pts.sort()
+        ys = [y for _, y in pts]
+        parts.append(f"{alg}: " + ", ".join(f"{over}={x:g}: {y:.3f}" for x, y in pts))
+        if any(sign * (ys[i + 1] - ys[i]) < 0 for i in range(len(ys) - 1)):
+            bad.append(alg)
+    name = "interval half-width" if stat == "ci" else "mean"
+    ev = f"{name} by {over}: " + "; ".join(parts)
+    verdict = "held" if not bad else "not held"
+    return ClaimResult(c["id"], c["text"], verdict, ev if not bad else f"not monotone for {', '.join(bad)}. " + ev,
+                       1 - len(bad) / len(by_alg))
+
+
+def evaluate_claims(exp: Experiment, summary: pd.DataFrame) -> list[ClaimResult]:
+    return [evaluate_claim(exp, cl, summary) for cl in exp.cfg.experiment.claims]
+
+
+def claims_to_json(results: list[ClaimResult]) -> list[dict]:
+    return [asdict(r) for r in results]
+
+
+def _clean(o):
+    if isinstance(o, dict):
+        return {str(k): _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    if o is None or o is pd.NA:
+        return None
+    if isinstance(o, (bool, np.bool_)):
+        return bool(o)
+    if isinstance(o, (int, np.integer)):
+        return int(o)
+    if isinstance(o, (float, np.floating)):
+        return float(o) if np.isfinite(o) else None
+    return o
+
+
+def dumps(obj) -> str:
+    """JSON with NaN/inf written as null."""
+    return json.dumps(_clean(obj), indent=2, allow_nan=False)

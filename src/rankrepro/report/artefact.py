@@ -1,0 +1,123 @@
+"""Build one artefact's outputs from its cell tables: summary CSV, Markdown table and a
+JSON record (table rows, published comparison, claims, provenance) that the report reads."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+from omegaconf import OmegaConf
+
+from .. import provenance
+from ..metrics import METRICS
+from ..pipeline.catalog import Experiment
+from ..pipeline.runner import atomic_write
+from .aggregate import claims_to_json, compare_published, dumps, evaluate_claims, final_rows, summarize
+
+
+def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
+    frames = []
+    for p in paths:
+        try:
+            frames.append(pd.read_parquet(p))
+        except Exception as e:  # a truncated or foreign file: name it
+            raise RuntimeError(f"cannot read cell results {p}: {e}") from e
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def dataset_label(exp: Experiment) -> str:
+    d = exp.cfg.dataset
+    if d.original:
+        return d.description or d.name
+    return f"SUBSTITUTE {d.name} for {d.substitute_for}: {d.description}"
+
+
+def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame) -> list[dict]:
+    """Per cell and metric: the final (or scalar) value with its interval, and the published
+    value with a verdict where the paper gives one."""
+    rows = []
+    for metric in exp.cfg.experiment.metrics:
+        fin = final_rows(summary, metric)
+        for cell in exp.cells:
+            if cell.id not in fin.index:
+                continue
+            r = fin.loc[cell.id]
+            pub = comparison[(comparison["cell"] == cell.id) & (comparison["metric"] == metric)]
+            p = pub.iloc[0] if not pub.empty else None
+            rows.append({
+                "cell": cell.id, "label": cell.label, "metric": metric,
+                "round": None if pd.isna(r["round"]) else int(r["round"]),
+                "mean": float(r["mean"]), "ci": float(r["ci"]), "n": int(r["n"]),
+                "published_mean": None if p is None else float(p["published_mean"]),
+                "published_ci": None if p is None or pd.isna(p["published_ci"]) else float(p["published_ci"]),
+                "difference": None if p is None else float(p["difference"]),
+                "verdict": None if p is None else p["verdict"],
+                "source": None if p is None else p["source"],
+            })
+    return rows
+
+
+def _pm(mean, ci) -> str:
+    if mean is None or pd.isna(mean):
+        return "-"
+    if ci is None or pd.isna(ci):
+        return f"{mean:.3f}"
+    return f"{mean:.3f} ± {ci:.3f}"
+
+
+def markdown(exp: Experiment, rows: list[dict], claims: list[dict]) -> str:
+    e = exp.cfg.experiment
+    lines = [f"# {e.title}", "", f"Data: {dataset_label(exp)}.  Scale: {exp.scale} "
+             f"({exp.n_trials} trials, {exp.n_train} training rounds, {exp.n_test} test examples, root seed {e.seed}).",
+             "", "Reproduced values are means over trials with 95% Student-t intervals; a published value is "
+             "*consistent* when its interval overlaps the reproduced one.", ""]
+    for metric in e.metrics:
+        mrows = [r for r in rows if r["metric"] == metric]
+        if not mrows:
+            continue
+        at = f" (at round {mrows[0]['round']})" if METRICS[metric].curve else ""
+        lines += [f"## {metric}{at}", "", "| algorithm | reproduced | published | difference | verdict |",
+                  "|---|---|---|---|---|"]
+        for r in mrows:
+            pub = _pm(r["published_mean"], r["published_ci"]) if r["published_mean"] is not None else "-"
+            diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "-"
+            lines.append(f"| {r['label']} | {_pm(r['mean'], r['ci'])} | {pub} | {diff} | {r['verdict'] or '-'} |")
+        lines.append("")
+    if claims:
+        lines += ["## Claims", ""]
+        for c in claims:
+            lines.append(f"- **{c['verdict']}**: {c['text']}. {c['evidence']}")
+        lines.append("")
+    if e.notes:
+        lines += ["## Notes", ""] + [f"- {n}" for n in e.notes] + [""]
+    return "\n".join(lines)
+
+
+def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out_csv: str | os.PathLike,
+                   out_md: str | os.PathLike, out_json: str | os.PathLike) -> dict:
+    trials = load_cells(cell_paths)
+    missing = {c.id for c in exp.cells} - set(trials["cell"].unique() if not trials.empty else [])
+    if missing:
+        raise RuntimeError(f"{exp.name}: no results for cells {sorted(missing)}")
+    summary = summarize(exp, trials)
+    comparison = compare_published(exp, summary)
+    claims = claims_to_json(evaluate_claims(exp, summary))
+    rows = table_rows(exp, summary, comparison)
+    e = exp.cfg.experiment
+    record = {
+        "name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,
+        "description": e.description, "status": "reproduced", "scale": exp.scale,
+        "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
+        "dataset": {"name": exp.cfg.dataset.name, "original": bool(exp.cfg.dataset.original),
+                    "substitute_for": exp.cfg.dataset.substitute_for, "label": dataset_label(exp)},
+        "notes": list(e.notes), "table": rows, "claims": claims,
+        "cells": [{"id": c.id, "label": c.label, "estimator": c.estimator, "params": c.params} for c in exp.cells],
+        "config": OmegaConf.to_yaml(exp.cfg), "git_commit": provenance.git_commit(),
+        "versions": provenance.versions(),
+    }
+    atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
+    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims)))
+    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
+    return record

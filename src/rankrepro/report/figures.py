@@ -1,0 +1,77 @@
+"""Figures drawn as in the papers: a metric against training rounds, one curve per
+algorithm, the mean over trials with its 95% interval as a band."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
+
+from ..pipeline.catalog import Experiment  # noqa: E402
+from ..pipeline.runner import atomic_write  # noqa: E402
+from .aggregate import resolve  # noqa: E402
+from .artefact import dataset_label  # noqa: E402
+
+_LINESTYLES = ["-", "--", "-.", ":"]
+
+
+def draw(exp: Experiment, summary: pd.DataFrame):
+    fig_cfg = exp.cfg.experiment.figure
+    metric = fig_cfg.metric
+    panels = list(fig_cfg.panels) or [OmegaConf.create({"title": "", "select": []})]
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.6), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        sels = [OmegaConf.to_container(s) for s in panel.select] or [{}]
+        cells = []
+        for sel in sels:
+            for c in resolve(exp.cells, sel, summary, metric):
+                if c not in cells:
+                    cells.append(c)
+        per_alg: dict[str, int] = {}
+        for c in cells:
+            s = summary[(summary["cell"] == c.id) & (summary["metric"] == metric)].sort_values("round")
+            if s.empty:
+                continue
+            a = exp.cfg.algorithms[c.algorithm]
+            i = per_alg.get(c.algorithm, 0)
+            per_alg[c.algorithm] = i + 1
+            x = s["round"].astype(float).to_numpy()
+            line, = ax.plot(x, s["mean"], label=c.label, color=a.color, marker=a.marker,
+                            linestyle=_LINESTYLES[i % len(_LINESTYLES)] if i else a.linestyle,
+                            markevery=max(1, len(x) // 10), markersize=5, linewidth=1.6)
+            ax.fill_between(x, s["low"], s["high"], color=line.get_color(), alpha=0.18, linewidth=0)
+        ax.set_xscale(fig_cfg.xscale)
+        ax.set_xlabel(fig_cfg.xlabel)
+        ax.set_ylabel(fig_cfg.ylabel)
+        if fig_cfg.ylim is not None:
+            ax.set_ylim(*fig_cfg.ylim)
+        else:
+            ax.set_ylim(bottom=0)  # a loss is never negative; a wide band must not suggest it
+        ax.grid(True, which="major", alpha=0.3)
+        ax.set_title(panel.title, fontsize=10)
+        ax.legend(fontsize=8, frameon=False)
+    sub = "" if exp.cfg.dataset.original else f"\n{dataset_label(exp)}"
+    fig.suptitle(f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} trials, mean and 95% interval"
+                 + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"), fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def build_figure(exp: Experiment, summary_csv: str | os.PathLike, out_png: str | os.PathLike,
+                 out_pdf: str | os.PathLike) -> None:
+    summary = pd.read_csv(summary_csv)
+    summary["round"] = summary["round"].astype("Int64")
+    fig = draw(exp, summary)
+    try:
+        atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=150, metadata={"Software": None}))
+        atomic_write(out_pdf, lambda tmp: fig.savefig(tmp, format="pdf",
+                                                      metadata={"CreationDate": None, "Creator": None,
+                                                                "Producer": None}))
+    finally:
+        plt.close(fig)
