@@ -1,0 +1,99 @@
+"""Claim checks and the published-value comparison, on hand-made summaries."""
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from rankrepro.pipeline import load_experiment
+from rankrepro.report.aggregate import compare_published, evaluate_claim, resolve, summarize
+
+
+@pytest.fixture(scope="module")
+def exp():
+    return load_experiment("harrington2003/table1", "smoke")
+
+
+def fake_trials(exp, means, sd=0.01, n=20, seed=0):
+    """Trials whose test loss per cell is normal(mean, sd)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in exp.cells:
+        for t in range(n):
+            rows.append((exp.paper, exp.artefact, c.id, c.algorithm, "{}", t, "test_rank_loss", None,
+                         means[c.id] + sd * rng.standard_normal()))
+    df = pd.DataFrame(rows, columns=["paper", "artefact", "cell", "algorithm", "params", "trial", "metric", "round",
+                                     "value"])
+    df["round"] = df["round"].astype("Int64")
+    return df
+
+
+def base_means(exp):
+    m = {c.id: 0.35 for c in exp.cells}
+    m.update({"oap_bpm-tau0.3": 0.20, "oap_bpm-tau0.6": 0.21, "oap_bpm-tau0.9": 0.22, "widrow_hoff-eta0.05": 0.30})
+    return m
+
+
+def claim(exp, cid):
+    return next(c for c in exp.cfg.experiment.claims if c.id == cid)
+
+
+def test_less_claim_holds_and_fails(exp):
+    means = base_means(exp)
+    s = summarize(exp, fake_trials(exp, means))
+    assert evaluate_claim(exp, claim(exp, "bpm_lowest_each_tau"), s).verdict == "held"
+    means["oap_vp-tau0.6"] = 0.10  # OAP-VP beats OAP-BPM at tau = 0.6 only
+    s = summarize(exp, fake_trials(exp, means))
+    r = evaluate_claim(exp, claim(exp, "bpm_lowest_each_tau"), s)
+    assert r.verdict == "not held" and "OAP-VP (tau=0.6)" in r.evidence and "1 of" in r.evidence
+
+
+def test_match_pairs_only_equal_tau(exp):
+    means = base_means(exp)
+    means["oap_vp-tau0.9"] = 0.205  # below BPM tau=0.9 (0.22) but above BPM tau=0.3: breaks tau=0.9 only
+    s = summarize(exp, fake_trials(exp, means, sd=0.0001))
+    r = evaluate_claim(exp, claim(exp, "bpm_lowest_each_tau"), s)
+    assert r.verdict == "not held" and r.evidence.count("vs OAP-VP") == 1
+
+
+def test_monotone_claim(exp):
+    rng = np.random.default_rng(1)
+    df = fake_trials(exp, base_means(exp), sd=0.0)
+    # spread grows with tau for every ensemble
+    for tau, sd in ((0.3, 0.01), (0.6, 0.02), (0.9, 0.04)):
+        m = df["cell"].str.endswith(f"tau{tau}")
+        df.loc[m, "value"] += sd * rng.standard_normal(m.sum())
+    s = summarize(exp, df)
+    assert evaluate_claim(exp, claim(exp, "ci_shrinks_with_tau"), s).verdict == "held"
+    df2 = df.copy()
+    m = df2["cell"] == "oap_bagg-tau0.3"
+    df2.loc[m, "value"] += 0.5 * rng.standard_normal(m.sum())
+    r = evaluate_claim(exp, claim(exp, "ci_shrinks_with_tau"), summarize(exp, df2))
+    assert r.verdict == "not held" and "oap_bagg" in r.evidence
+
+
+def test_best_selector_picks_lowest_per_algorithm(exp):
+    s = summarize(exp, fake_trials(exp, base_means(exp)))
+    cells = resolve(exp.cells, {"algorithm": ["widrow_hoff", "prank"], "best": True}, s, "test_rank_loss")
+    assert [c.id for c in cells] == ["prank", "widrow_hoff-eta0.05"]
+
+
+def test_significant_claim_needs_separated_intervals(exp):
+    c = OmegaConf.create({"id": "x", "text": "t", "kind": "less", "metric": "test_rank_loss",
+                          "lhs": {"algorithm": "oap_bpm", "tau": 0.3}, "rhs": {"algorithm": "prank"},
+                          "significant": True, "match": [], "rounds": None})
+    means = base_means(exp)
+    means["prank"] = 0.201
+    s = summarize(exp, fake_trials(exp, means, sd=0.05))
+    assert evaluate_claim(exp, c, s).verdict == "not held"
+    means["prank"] = 0.5
+    assert evaluate_claim(exp, c, summarize(exp, fake_trials(exp, means, sd=0.05))).verdict == "held"
+
+
+def test_published_comparison(exp):
+    means = base_means(exp)
+    means["oap_bpm-tau0.3"] = 0.23
+    comp = compare_published(exp, summarize(exp, fake_trials(exp, means)))
+    row = comp[comp.cell == "oap_bpm-tau0.3"].iloc[0]
+    assert row.verdict == "consistent" and row.published_mean == 0.23
+    row = comp[comp.cell == "oap_vp-tau0.3"].iloc[0]  # 0.35 vs 0.32 +- 0.01
+    assert row.verdict == "differs" and row.difference == pytest.approx(0.03, abs=0.01)

@@ -1,0 +1,139 @@
+"""Every bad config stops at load, naming the key, before any compute."""
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rankrepro.pipeline import ConfigError, list_experiments, load_catalog, load_experiment
+
+EXPERIMENTS = list_experiments(Path(__file__).resolve().parents[1] / "config")
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+@pytest.mark.parametrize("scale", ["smoke", "paper"])
+def test_every_experiment_composes(config_dir, name, scale):
+    exp = load_experiment(name, scale, config_dir=config_dir)
+    assert exp.cells and exp.n_trials >= 1
+    if scale == "smoke":
+        assert exp.n_trials <= 2 and exp.n_train <= 400
+
+
+def test_paper_scale_is_the_papers():
+    cat = load_catalog("paper")
+    h = cat["harrington2003/table1"]
+    assert (h.n_trials, h.n_train, h.n_test) == (20, 50_000, 1_000)
+    assert {c.id for c in h.cells} >= {"oap_bpm-tau0.3", "oap_bpm-tau0.6", "oap_bpm-tau0.9", "voted_prank"}
+    assert all(c.params["N"] == 100 for c in h.cells if c.algorithm.startswith("oap"))
+    cs = cat["crammer_singer2005/fig6"]
+    assert (cs.n_trials, cs.n_train) == (100, 8_000)
+
+
+BAD = [
+    # (override, key named in the error)
+    ("algorithms.oap_bpm.grid.tau=[0.0,0.5]", "algorithms.oap_bpm.grid.tau[0]"),
+    ("algorithms.oap_bpm.grid.tau=[0.5,1.5]", "algorithms.oap_bpm.grid.tau[1]"),
+    ("algorithms.oap_bpm.params.N=0", "algorithms.oap_bpm.params.N"),
+    ("algorithms.widrow_hoff.grid.eta=[-0.1]", "algorithms.widrow_hoff.grid.eta[0]"),
+    ("+algorithms.oap_bpm.params.taux=0.3", "algorithms.oap_bpm.params.taux"),
+    ("+algorithms.oap_bpm.colour=red", "algorithms.oap_bpm.colour"),
+    ("+experiment.n_trails=3", "experiment.n_trails"),
+    ("experiment.n_trials=0", "experiment.n_trials"),
+    ("experiment.n_train=-5", "experiment.n_train"),
+    ("experiment.n_trials=many", "experiment.n_trials"),
+    ("experiment.metrics=[test_rank_los]", "experiment.metrics[0]"),
+    ("experiment.protocol=batch", "experiment.protocol"),
+    ("experiment.features=poly3", "experiment.features"),
+    ("algorithms.prank.estimator=prankk", "algorithms.prank.estimator"),
+    ("+dataset.params.noise=0.1", "dataset.params.noise"),
+    ("experiment.n_test=0", "experiment.n_test"),
+]
+
+
+@pytest.mark.parametrize("override,key", BAD)
+def test_bad_value_names_key(config_dir, override, key):
+    with pytest.raises(ConfigError) as err:
+        load_experiment("harrington2003/table1", "smoke", overrides=[override], config_dir=config_dir)
+    assert err.value.key == key, str(err.value)
+    assert key.split(".")[-1].split("[")[0] in str(err.value)
+
+
+def test_bad_selector_names_key(config_dir):
+    with pytest.raises(ConfigError) as err:
+        load_experiment("harrington2003/table1", "smoke", config_dir=config_dir,
+                        overrides=["experiment.published.0.select={algorithm: oap_bpm, tau: 0.4}"])
+    assert err.value.key == "experiment.published[0].select"
+
+
+def test_unknown_experiment_and_scale(config_dir):
+    with pytest.raises(ConfigError, match="no file"):
+        load_experiment("harrington2003/table9", config_dir=config_dir)
+    with pytest.raises(ConfigError, match="unknown scale"):
+        load_experiment("harrington2003/table1", "huge", config_dir=config_dir)
+
+
+def _copy_config(tmp_path, config_dir):
+    dst = tmp_path / "config"
+    shutil.copytree(config_dir, dst)
+    return dst
+
+
+def test_edited_yaml_with_typo_fails_at_load(tmp_path, config_dir):
+    """What a researcher sees after a typo in an experiment file."""
+    cfg = _copy_config(tmp_path, config_dir)
+    f = cfg / "experiment" / "harrington2003" / "table1.yaml"
+    f.write_text(f.read_text().replace("n_trials: 20", "n_trails: 20"))
+    with pytest.raises(ConfigError) as err:
+        load_catalog("paper", config_dir=cfg)
+    assert "n_trails" in str(err.value) and "harrington2003/table1" in str(err.value)
+
+
+def test_new_experiment_needs_no_code(tmp_path, config_dir):
+    """The README's example: OAP-BPM with tau = 0.05 as a new artefact."""
+    cfg = _copy_config(tmp_path, config_dir)
+    (cfg / "experiment" / "harrington2003" / "bpm_tau005.yaml").write_text(NEW_EXPERIMENT)
+    cat = load_catalog("smoke", config_dir=cfg)
+    exp = cat["harrington2003/bpm_tau005"]
+    assert [c.id for c in exp.cells] == ["prank", "oap_bpm-tau0.05"]
+
+
+NEW_EXPERIMENT = """\
+# @package _global_
+defaults:
+  - /algorithm@algorithms.prank: prank
+  - /algorithm@algorithms.oap_bpm: oap_bpm
+  - override /dataset: synthetic_hgo
+
+experiment:
+  paper: harrington2003
+  artefact: bpm_tau005
+  title: "OAP-BPM with tau = 0.05 on the synthetic data"
+  kind: table
+  features: poly2
+  n_trials: 20
+  n_train: 50000
+  n_test: 1000
+  seed: 2003
+  metrics: [test_rank_loss]
+  claims:
+    - id: bpm_beats_prank
+      text: "OAP-BPM with tau = 0.05 beats PRank"
+      kind: less
+      metric: test_rank_loss
+      lhs: {algorithm: oap_bpm}
+      rhs: {algorithm: prank}
+
+algorithms:
+  oap_bpm:
+    params: {N: 100}
+    grid: {tau: [0.05]}
+"""
+
+
+def test_unknown_key_in_algorithm_file_names_key_and_file(tmp_path, config_dir):
+    cfg = _copy_config(tmp_path, config_dir)
+    f = cfg / "algorithm" / "oap_bpm.yaml"
+    f.write_text(f.read_text() + "colour: red\n")
+    with pytest.raises(ConfigError) as err:
+        load_experiment("harrington2003/table1", "paper", config_dir=cfg)
+    assert err.value.key == "algorithms.oap_bpm.colour"
+    assert "algorithm/oap_bpm" in str(err.value)

@@ -1,0 +1,130 @@
+"""One suite over every learner: the estimator protocol of DESIGN.md."""
+import pickle
+
+import numpy as np
+import pytest
+
+from rankrepro.algorithms import REGISTRY, ParamError
+
+SEEDED = {name for name, cls in REGISTRY.items() if "seed" in cls._param_names()}
+
+
+def make(name, **kw):
+    cls = REGISTRY[name]
+    params = {"n_ranks": 4, **kw}
+    if name in SEEDED:
+        params.setdefault("seed", 7)
+        params.setdefault("N", 5)
+    return cls(**params)
+
+
+@pytest.fixture
+def data(rng):
+    X = rng.uniform(-0.5, 0.5, size=(300, 6))
+    y = rng.integers(1, 5, size=300)
+    return X, y
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_inputs_not_mutated(name, data):
+    X, y = data
+    X0, y0 = X.copy(), y.copy()
+    est = make(name)
+    est.fit_online(X, y)
+    est.predict(X)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_same_seed_same_result(name, data):
+    X, y = data
+    a, b = make(name), make(name)
+    np.testing.assert_array_equal(a.fit_online(X, y), b.fit_online(X, y))
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+@pytest.mark.parametrize("name", sorted(SEEDED))
+def test_other_seed_other_result(name, data):
+    X, y = data
+    a, b = make(name, seed=1, tau=0.5), make(name, seed=2, tau=0.5)
+    a.fit_online(X, y)
+    b.fit_online(X, y)
+    assert not np.array_equal(a.member_coef_, b.member_coef_)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_chunked_equals_one_pass(name, data):
+    X, y = data
+    a, b = make(name), make(name)
+    whole = a.fit_online(X, y)
+    parts = np.concatenate([b.fit_online(X[:100], y[:100]), b.fit_online(X[100:], y[100:])])
+    np.testing.assert_array_equal(whole, parts)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_pickle_midstream(name, data):
+    X, y = data
+    a = make(name)
+    a.fit_online(X[:150], y[:150])
+    b = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(a.fit_online(X[150:], y[150:]), b.fit_online(X[150:], y[150:]))
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_clone_is_unfitted_with_same_params(name, data):
+    X, y = data
+    a = make(name)
+    a.fit_online(X, y)
+    c = a.clone()
+    assert c.get_params() == a.get_params()
+    assert not hasattr(c, "n_features_in_")
+    with pytest.raises(RuntimeError, match="not fitted"):
+        c.predict(X)
+    np.testing.assert_array_equal(make(name).fit_online(X, y), c.fit_online(X, y))
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_predictions_are_ranks(name, data):
+    X, y = data
+    est = make(name)
+    online = est.fit_online(X, y)
+    for p in (online, est.predict(X)):
+        assert p.dtype.kind == "i" and p.min() >= 1 and p.max() <= 4
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_bad_input_rejected(name, data):
+    X, y = data
+    est = make(name)
+    with pytest.raises(ValueError, match="ranks must lie in 1..4"):
+        est.fit_online(X[:5], np.array([1, 2, 5, 1, 1]))
+    with pytest.raises(ValueError, match="NaN"):
+        est.fit_online(np.full((2, 6), np.nan), np.array([1, 2]))
+    est.fit_online(X[:5], y[:5])
+    with pytest.raises(ValueError, match="features"):
+        est.fit_online(X[:5, :3], y[:5])
+    with pytest.raises(ValueError, match="2-D"):
+        est.predict(X[0])
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_unknown_param_rejected(name):
+    with pytest.raises(ParamError, match="unknown hyperparameter"):
+        make(name).set_params(nonsense=1)
+
+
+@pytest.mark.parametrize("name,param,value", [
+    ("oap_bpm", "tau", 0.0), ("oap_bpm", "tau", 1.5), ("oap_bagg", "N", 0), ("oap_vp", "N", 2.5),
+    ("widrow_hoff", "eta", -0.1), ("mu_prank", "eta", 0.0), ("no_prank", "beta", -1.0), ("prank", "n_ranks", 1),
+    ("oap_bpm", "tau", float("nan")), ("oap_bpm", "seed", -3),
+])
+def test_out_of_range_params_rejected_before_fitting(name, param, value):
+    est = REGISTRY[name](**{param: value})
+    with pytest.raises(ParamError) as err:
+        est.validate()
+    assert err.value.param == param
+    with pytest.raises(ParamError):
+        est.fit_online(np.zeros((1, 2)), np.array([1]))

@@ -1,0 +1,55 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from rankrepro.data.synthetic import hgo_ranks, synthetic_hgo
+from rankrepro.metrics import checkpoints, online_rank_loss_curve, rank_loss
+from rankrepro.stats import consistent, t_interval
+
+
+def test_online_curve_matches_direct_computation(rng):
+    y = rng.integers(1, 6, size=500)
+    p = rng.integers(1, 6, size=500)
+    pts = checkpoints(500, 30)
+    direct = [np.mean(np.abs(p[:T] - y[:T])) for T in pts]
+    np.testing.assert_allclose(online_rank_loss_curve(p, y, pts), direct, rtol=1e-14)
+    assert pts[0] == 1 and pts[-1] == 500 and np.all(np.diff(pts) > 0)
+    assert rank_loss(p, y) == pytest.approx(np.mean(np.abs(p - y)))
+
+
+@given(st.lists(st.floats(-100, 100, allow_nan=False), min_size=2, max_size=50))
+def test_t_interval_agrees_with_scipy(xs):
+    iv = t_interval(xs)
+    if np.std(xs) > 1e-9:
+        lo, hi = stats.t.interval(0.95, len(xs) - 1, loc=np.mean(xs), scale=stats.sem(xs))
+        assert iv.low == pytest.approx(lo, rel=1e-9, abs=1e-9)
+        assert iv.high == pytest.approx(hi, rel=1e-9, abs=1e-9)
+
+
+def test_t_interval_known_value():
+    # t_{0.975, 3} = 3.182446305284263 (tables)
+    iv = t_interval([1.0, 2.0, 3.0, 2.0])  # mean 2, sd sqrt(2/3)
+    assert iv.n == 4 and iv.mean == pytest.approx(2.0)
+    assert iv.half_width == pytest.approx(3.182446305284263 * np.sqrt(2 / 3) / 2, rel=1e-12)
+    assert np.isnan(t_interval([1.0]).half_width)
+
+
+def test_consistency_verdict():
+    iv = t_interval([0.30, 0.32, 0.31, 0.29])
+    assert consistent(iv, 0.31, 0.01)
+    assert not consistent(iv, 0.50, 0.01)
+    assert consistent(iv, 0.50, 0.2)
+
+
+def test_hgo_generator():
+    assert hgo_ranks(np.array([-2.0, -1.0, -0.5, 0.0, 0.3, 5.0])).tolist() == [1, 1, 2, 3, 4, 5]
+    s = synthetic_hgo(20000, 10, np.random.default_rng(0))
+    assert s.X_train.min() >= 0 and s.X_train.max() <= 1
+    counts = np.bincount(s.y_train, minlength=6)[1:]
+    assert np.all(counts > 0)
+    # without noise the rank is a deterministic function of x
+    s0 = synthetic_hgo(1000, 0, np.random.default_rng(1), noise_sd=0.0)
+    f = 10 * (s0.X_train[:, 0] - 0.5) * (s0.X_train[:, 1] - 0.5)
+    assert np.all(s0.y_train[f > 1] == 5) and np.all(s0.y_train[f < -1] == 1)
