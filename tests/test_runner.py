@@ -1,5 +1,4 @@
 """Trials are seeded per trial: results do not depend on n_jobs, backend or order."""
-import numpy as np
 import pandas as pd
 import pytest
 

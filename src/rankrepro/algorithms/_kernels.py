@@ -33,11 +33,28 @@ def dot_row(w, X, t):
 
 
 @njit(cache=True, nogil=True)
+def prank_thresholds(s, b, yt, bsum):
+    """PRank's threshold step (Fig. 2, steps 1-3): every b_r on the wrong side of s moves
+    by one unit (and so does ``bsum[r]`` when ``bsum`` is not empty).  Returns sum_r tau_r,
+    the multiple of x to add to w."""
+    tsum = 0.0
+    track = bsum.shape[0] > 0
+    for r in range(b.shape[0]):
+        yr = -1.0 if yt <= r + 1 else 1.0
+        if (s - b[r]) * yr <= 0.0:
+            b[r] -= yr
+            if track:
+                bsum[r] -= yr
+            tsum += yr
+    return tsum
+
+
+@njit(cache=True, nogil=True)
 def prank_online(X, y, w, b, single, out):
     """PRank (single=False) or Si-PRank (single=True) over the rows of X."""
+    nosum = np.empty(0)
     T = X.shape[0]
     d = X.shape[1]
-    km1 = b.shape[0]
     mistakes = 0
     for t in range(T):
         s = dot_row(w, X, t)
@@ -59,12 +76,7 @@ def prank_online(X, y, w, b, single, out):
             for j in range(d):
                 w[j] += tau * X[t, j]
         else:
-            tsum = 0.0
-            for r in range(km1):
-                yr = -1.0 if yt <= r + 1 else 1.0
-                if (s - b[r]) * yr <= 0.0:
-                    b[r] -= yr
-                    tsum += yr
+            tsum = prank_thresholds(s, b, yt, nosum)
             if tsum != 0.0:
                 for j in range(d):
                     w[j] += tsum * X[t, j]
@@ -326,7 +338,7 @@ def voted_prank_online(X, y, w, b, Wh, Bh, C, n_h, out):
     """
     T = X.shape[0]
     d = X.shape[1]
-    km1 = b.shape[0]
+    nosum = np.empty(0)
     cur = n_h - 1
     for t in range(T):
         s = dot_row(w, X, t)
@@ -336,18 +348,13 @@ def voted_prank_online(X, y, w, b, Wh, Bh, C, n_h, out):
         if yhat == yt:
             C[cur] += 1.0
             continue
-        tsum = 0.0
-        for r in range(km1):
-            yr = -1.0 if yt <= r + 1 else 1.0
-            if (s - b[r]) * yr <= 0.0:
-                b[r] -= yr
-                tsum += yr
+        tsum = prank_thresholds(s, b, yt, nosum)
         for j in range(d):
             w[j] += tsum * X[t, j]
         cur += 1
         for j in range(d):
             Wh[cur, j] = w[j]
-        for r in range(km1):
+        for r in range(b.shape[0]):
             Bh[cur, r] = b[r]
         C[cur] = 1.0
     return cur + 1
@@ -408,7 +415,6 @@ def oap_online(X, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
     T = X.shape[0]
     d = X.shape[1]
     N = W.shape[0]
-    km1 = B.shape[1]
     for t in range(T):
         if mode == MODE_BPM:
             out[t] = rank_of(dot_row(Wsum, X, t), Bsum)
@@ -423,13 +429,7 @@ def oap_online(X, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
             if yhat == yt:
                 V[i] += 1.0
                 continue
-            tsum = 0.0
-            for r in range(km1):
-                yr = -1.0 if yt <= r + 1 else 1.0
-                if (s - B[i, r]) * yr <= 0.0:
-                    B[i, r] -= yr
-                    Bsum[r] -= yr
-                    tsum += yr
+            tsum = prank_thresholds(s, B[i], yt, Bsum)
             if tsum != 0.0:
                 for j in range(d):
                     inc = tsum * X[t, j]

@@ -4,7 +4,6 @@ algorithm, the mean over trials with its 95% interval as a band."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import matplotlib
 
