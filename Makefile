@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 CORES  ?= all
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install reproduce smoke test bench lint clean-smoke
+.PHONY: install reproduce smoke test bench lint clean-smoke data data-status
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,14 @@ test: $(STAMP)
 ## speed: rounds per second against a plain NumPy reference measured in the same run
 bench: $(STAMP)
 	$(PY) scripts/bench.py
+
+## fetch, verify and preprocess every data set that can be had (mirror: RANKREPRO_DATA_MIRROR)
+data: $(STAMP)
+	$(VENV)/bin/snakemake --cores $(CORES) data
+
+## each data set: verified, in the mirror, downloadable, absent, or replaced by which substitute
+data-status: $(STAMP)
+	$(VENV)/bin/rankrepro data-status
 
 lint: $(STAMP)
 	$(VENV)/bin/snakemake --lint

@@ -7,6 +7,7 @@
 # every bad config stops here, before any job runs.  All logic lives in src/rankrepro.
 
 include: "rules/common.smk"
+include: "rules/data.smk"
 include: "rules/experiments.smk"
 include: "rules/report.smk"
 

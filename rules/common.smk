@@ -1,7 +1,10 @@
-# Shared helpers: the catalog, output locations and input functions.
+# Shared helpers: the catalog, data availability, output locations and input functions.
 from pathlib import Path
 
-from rankrepro.pipeline.catalog import load_catalog
+from rankrepro.data.fetch import availability
+from rankrepro.data.preprocess import preprocess_params
+from rankrepro.data.registry import REGISTRY as DATA_REGISTRY
+from rankrepro.pipeline.catalog import data_status, load_catalog
 from rankrepro.pipeline.jobs import cell_fingerprint, config_fingerprint
 
 SCALE = str(config.get("scale", "paper"))
@@ -9,12 +12,16 @@ CONFIG_DIR = str(Path(workflow.basedir) / "config")
 # paper-scale outputs are the committed ones; any other scale writes under runs/<scale>/
 PREFIX = "" if SCALE == "paper" else f"runs/{SCALE}/"
 CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR)
+# decided once, before any job: which data sets can be had, and which artefacts can run
+USABLE_DATA = [name for name in DATA_REGISTRY if availability(name).usable]
+DATA_STATUS = {name: data_status(exp) for name, exp in CATALOG.items()}
 
 
 wildcard_constraints:
     paper=r"[A-Za-z0-9_]+",
     artefact=r"[A-Za-z0-9_]+",
     cell=r"[A-Za-z0-9_.\-]+",
+    dataset=r"[A-Za-z0-9_.\-]+",
 
 
 def out(path):
@@ -25,9 +32,28 @@ def experiment_of(wildcards):
     return CATALOG[f"{wildcards.paper}/{wildcards.artefact}"]
 
 
+def status_of(wildcards):
+    return vars(DATA_STATUS[f"{wildcards.paper}/{wildcards.artefact}"])
+
+
+def runnable(exp):
+    return DATA_STATUS[exp.name].runnable
+
+
+def processed(name):
+    return f"data/processed/{name}/data.npz"
+
+
 def cell_files(wildcards):
     exp = experiment_of(wildcards)
+    if not runnable(exp):
+        return []
     return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet") for c in exp.cells]
+
+
+def cell_data(wildcards):
+    used = DATA_STATUS[f"{wildcards.paper}/{wildcards.artefact}"].used
+    return [processed(used)] if used else []
 
 
 def cell_param_fingerprint(wildcards):
@@ -44,8 +70,17 @@ def records():
 
 
 def figures():
-    return [out(f"figures/{e.paper}/{e.artefact}.png") for e in CATALOG.values() if e.cfg.experiment.kind == "figure"]
+    return [out(f"figures/{e.paper}/{e.artefact}.png") for e in CATALOG.values()
+            if e.cfg.experiment.kind == "figure" and runnable(e)]
+
+
+def preprocess_options(wildcards):
+    return preprocess_params(wildcards.dataset)
+
+
+def data_outputs():
+    return [processed(name) for name in USABLE_DATA]
 
 
 def all_outputs():
-    return [out("results/report/index.html"), *records(), *figures()]
+    return [out("results/report/index.html"), *records(), *figures(), *data_outputs()]

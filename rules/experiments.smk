@@ -2,6 +2,8 @@
 
 
 rule run_cell:
+    input:
+        cell_data,
     output:
         out("results/{paper}/{artefact}/cells/{cell}.parquet"),
     log:
@@ -33,6 +35,7 @@ rule aggregate:
         scale=SCALE,
         config_dir=CONFIG_DIR,
         fingerprint=experiment_fingerprint,
+        status=status_of,
     conda:
         "../environment.yml"
     script:

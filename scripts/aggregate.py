@@ -3,4 +3,4 @@ from rankrepro.pipeline.jobs import job_aggregate
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 job_aggregate(sm.params.experiment, sm.params.scale, sm.params.config_dir, list(sm.input.cells),
-              sm.output.csv, sm.output.md, sm.output.json)
+              sm.output.csv, sm.output.md, sm.output.json, status=dict(sm.params.status))

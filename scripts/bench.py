@@ -59,6 +59,19 @@ def main() -> None:
     print(f"(compiled: {args.rounds} rounds, best of {args.repeat}; plain: {n_plain} rounds; same stream, "
           "identical predictions checked)")
 
+    # processed data: one npz read per data set (goal: under a second each)
+    from pathlib import Path
+
+    from rankrepro.data.preprocess import PROCESSED, load
+
+    built = sorted(p.parent.name for p in Path("data/processed").glob(f"*/{PROCESSED}"))
+    if built:
+        print(f"\n{'processed data set':<26}{'load time':>12}{'size':>12}")
+        for name in built:
+            t = best_time(lambda: load(name), args.repeat)
+            size = (Path("data/processed") / name / PROCESSED).stat().st_size / 1e6
+            print(f"{name:<26}{t * 1000:>10.1f}ms{size:>10.1f}MB")
+
 
 if __name__ == "__main__":
     main()

@@ -252,6 +252,11 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
         _require(name, f"scale.{key}", v is None or v >= 1, f"must be >= 1 or null, got {v}")
 
     d = cfg.dataset
+    if d.source is not None:
+        from ..data.registry import REGISTRY as DATA_REGISTRY
+
+        _require(name, "dataset.source", d.source in DATA_REGISTRY,
+                 f"unknown data set '{d.source}' (known: {sorted(DATA_REGISTRY)})")
     _require(name, "dataset.builder", d.builder in BUILDERS,
              f"unknown data-set builder '{d.builder}' (known: {sorted(BUILDERS)})")
     _require(name, "dataset.n_ranks", d.n_ranks >= 2, f"must be >= 2, got {d.n_ranks}")
@@ -330,3 +335,31 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     """Every experiment, validated.  The first bad config raises."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
     return {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
+
+
+@dataclass
+class DataStatus:
+    """Whether an experiment's data can be had, decided before any job runs."""
+
+    runnable: bool
+    #: registry name of the data set used (the configured one or its substitute); None for generated data
+    used: str | None = None
+    substitute_for: str | None = None
+    reason: str = ""
+    how_to_obtain: str = ""
+
+
+def data_status(exp: Experiment, probe: bool = True) -> DataStatus:
+    src = exp.cfg.dataset.source
+    if src is None:
+        return DataStatus(True)
+    from ..data.fetch import resolve
+
+    a = resolve(src, probe=probe)
+    if a.usable:
+        return DataStatus(True, used=src)
+    if a.substitute:
+        return DataStatus(True, used=a.substitute, substitute_for=src,
+                          reason=f"{src} is absent ({a.reason}); using the substitute {a.substitute}")
+    tried = f" (substitutes tried: {', '.join(a.alternatives_tried)})" if a.alternatives_tried else ""
+    return DataStatus(False, reason=f"data set {src} is absent: {a.reason}{tried}", how_to_obtain=a.how_to_obtain)

@@ -53,11 +53,29 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
 
 
 def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str], csv: str, md: str,
-                  json_out: str) -> None:
-    from ..report.artefact import build_artefact
+                  json_out: str, status: dict | None = None) -> None:
+    """Aggregate the cells, or, when the data could not be had (``status['runnable']`` is
+    false), write the artefact's not-run record."""
+    from ..report.artefact import build_artefact, build_not_run
 
     exp = load_experiment(experiment, scale, config_dir=config_dir)
-    build_artefact(exp, cells, csv, md, json_out)
+    if status is not None and not status.get("runnable", True):
+        build_not_run(exp, status.get("reason", ""), status.get("how_to_obtain", ""), csv, md, json_out)
+        return
+    build_artefact(exp, cells, csv, md, json_out, data=status)
+
+
+def job_fetch(dataset: str, log: str | None = None) -> None:
+    from ..data.fetch import fetch
+
+    fetch(dataset, log=_logger(log))
+
+
+def job_preprocess(dataset: str, options: dict | None = None, log: str | None = None) -> None:
+    from ..data.preprocess import preprocess
+
+    _logger(log)(f"preprocessing {dataset} with {options or {}}")
+    preprocess(dataset, params=options)
 
 
 def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, png: str, pdf: str) -> None:

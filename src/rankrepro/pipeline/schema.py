@@ -33,6 +33,8 @@ class DatasetCfg:
     builder: str = MISSING
     description: str = ""
     n_ranks: int = MISSING
+    #: registry name of the downloaded data set this builds on (None: generated data)
+    source: Optional[str] = None
     #: the paper's own data (False: a substitute, named in every table and figure)
     original: bool = True
     substitute_for: Optional[str] = None

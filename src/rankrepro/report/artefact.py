@@ -34,6 +34,26 @@ def dataset_label(exp: Experiment) -> str:
     return f"SUBSTITUTE {d.name} for {d.substitute_for}: {d.description}"
 
 
+def dataset_record(exp: Experiment, data: dict | None) -> dict:
+    """What data an artefact ran on: the configured data set, or the substitute used in its
+    place (with the hashes of the processed data's sources)."""
+    d = exp.cfg.dataset
+    rec = {"name": d.name, "original": bool(d.original), "substitute_for": d.substitute_for,
+           "label": dataset_label(exp), "source": d.source}
+    if data and data.get("used"):
+        rec["used"] = data["used"]
+        man = Path("data/processed") / data["used"] / "manifest.json"
+        if man.is_file():
+            import json
+
+            rec["sources"] = json.loads(man.read_text()).get("sources", {})
+        if data.get("substitute_for"):
+            rec["original"] = False
+            rec["substitute_for"] = data["substitute_for"]
+            rec["label"] = f"SUBSTITUTE {data['used']} for {data['substitute_for']}: {d.description}"
+    return rec
+
+
 def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame) -> list[dict]:
     """Per cell and metric: the final (or scalar) value with its interval, and the published
     value with a verdict where the paper gives one."""
@@ -96,7 +116,7 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict]) -> str:
 
 
 def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out_csv: str | os.PathLike,
-                   out_md: str | os.PathLike, out_json: str | os.PathLike) -> dict:
+                   out_md: str | os.PathLike, out_json: str | os.PathLike, data: dict | None = None) -> dict:
     trials = load_cells(cell_paths)
     missing = {c.id for c in exp.cells} - set(trials["cell"].unique() if not trials.empty else [])
     if missing:
@@ -110,8 +130,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,
         "description": e.description, "status": "reproduced", "scale": exp.scale,
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
-        "dataset": {"name": exp.cfg.dataset.name, "original": bool(exp.cfg.dataset.original),
-                    "substitute_for": exp.cfg.dataset.substitute_for, "label": dataset_label(exp)},
+        "dataset": dataset_record(exp, data),
         "notes": list(e.notes), "table": rows, "claims": claims,
         "cells": [{"id": c.id, "label": c.label, "estimator": c.estimator, "params": c.params} for c in exp.cells],
         "config": OmegaConf.to_yaml(exp.cfg), "git_commit": provenance.git_commit(),
@@ -119,5 +138,25 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     }
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims)))
+    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
+    return record
+
+
+def build_not_run(exp: Experiment, reason: str, how_to_obtain: str, out_csv: str | os.PathLike,
+                  out_md: str | os.PathLike, out_json: str | os.PathLike) -> dict:
+    """The record of an artefact whose data cannot be had: the report shows it as not run."""
+    e = exp.cfg.experiment
+    record = {
+        "name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,
+        "description": e.description, "status": "not run", "reason": reason, "how_to_obtain": how_to_obtain,
+        "scale": exp.scale, "notes": list(e.notes), "table": [], "claims": [],
+        "published": [OmegaConf.to_container(p) for p in e.published],
+        "config": OmegaConf.to_yaml(exp.cfg), "git_commit": provenance.git_commit(),
+        "versions": provenance.versions(),
+    }
+    md = f"# {e.title}\n\n**Not run**: {reason}.\n\nHow to obtain the data: {how_to_obtain}\n"
+    atomic_write(out_csv, lambda tmp: Path(tmp).write_text(",".join(
+        ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]) + "\n"))
+    atomic_write(out_md, lambda tmp: Path(tmp).write_text(md))
     atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
     return record

@@ -63,7 +63,8 @@ def artefact_section(rec: dict, png: str | None) -> str:
     aid = f"{rec['paper']}-{rec['artefact']}"
     out = [f'<section class="artefact" id="{_e(aid)}"><h3>{_e(rec["title"])}</h3>']
     if rec.get("status") != "reproduced":
-        out.append(f'<p class="ne">Not run: {_e(rec.get("reason"))}</p></section>')
+        out.append(f'<p class="ne">Not run: {_e(rec.get("reason"))}.</p>'
+                   f'<p>How to obtain the data: {_e(rec.get("how_to_obtain"))}</p></section>')
         return "".join(out)
     ds = rec["dataset"]
     data = _e(ds["label"])

@@ -1,0 +1,304 @@
+"""Get a data set's files and prove they are the right ones.
+
+Sources, in order: the file already in ``data/raw/<name>/`` and verified; the local mirror
+folder named by ``$RANKREPRO_DATA_MIRROR``; the home page (direct URL or archive), with
+retries and a progress bar.  Every file's sha256 is checked against the registry: a
+mismatch moves the file to ``data/quarantine/<name>/`` (named with its hash), reports
+both hashes, and the file is never used.  A verified data set gets a
+``data/raw/<name>/MANIFEST.json`` with the hash and source of every file.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import warnings
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .registry import REGISTRY, DatasetEntry, get
+
+MIRROR_ENV = "RANKREPRO_DATA_MIRROR"
+OFFLINE_ENV = "RANKREPRO_OFFLINE"
+MANIFEST = "MANIFEST.json"
+
+
+class DataUnavailable(RuntimeError):
+    """The data set cannot be had from any source; the message says how to obtain it."""
+
+
+class ChecksumError(RuntimeError):
+    pass
+
+
+def sha256(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def mirror_dir() -> Path | None:
+    m = os.environ.get(MIRROR_ENV)
+    return Path(m).expanduser().resolve() if m else None
+
+
+def offline() -> bool:
+    return os.environ.get(OFFLINE_ENV, "").lower() in ("1", "true", "yes")
+
+
+@dataclass
+class Paths:
+    raw: Path = Path("data/raw")
+    processed: Path = Path("data/processed")
+    quarantine: Path = Path("data/quarantine")
+
+    @classmethod
+    def under(cls, root: str | os.PathLike) -> "Paths":
+        r = Path(root)
+        return cls(r / "raw", r / "processed", r / "quarantine")
+
+
+def quarantine(path: Path, entry: DatasetEntry, rel: str, got: str, paths: Paths) -> Path:
+    dst = paths.quarantine / entry.name / f"{rel.replace('/', '__')}.{got[:12]}"
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(path), dst)
+    return dst
+
+
+def _verify_into(tmp: Path, dst: Path, entry: DatasetEntry, rel: str, source: str, paths: Paths,
+                 log) -> str:
+    """Check ``tmp`` against the registry; move it to ``dst`` or to quarantine."""
+    got = sha256(tmp)
+    want = entry.files[rel]
+    if want is not None and got != want:
+        q = quarantine(tmp, entry, rel, got, paths)
+        raise ChecksumError(f"{entry.name}/{rel} from {source}: sha256 {got} does not match the registry's {want}; "
+                            f"the file was moved to {q} and will not be used")
+    if want is None:
+        warnings.warn(f"{entry.name}/{rel}: no pinned sha256; accepted with sha256 {got} (recorded in the manifest)",
+                      stacklevel=2)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(tmp, dst)
+    log(f"{entry.name}/{rel}: verified ({source})")
+    return got
+
+
+def _progress(name: str, done: int, total: int | None, t0: float) -> None:
+    rate = done / max(time.perf_counter() - t0, 1e-9) / 1e6
+    pct = f"{100 * done / total:5.1f}%" if total else "     "
+    print(f"\r  {name}: {pct} {done / 1e6:8.1f} MB {rate:6.1f} MB/s", end="", file=sys.stderr, flush=True)
+
+
+def download(url: str, dst: Path, retries: int = 3, timeout: float = 30.0) -> None:
+    """Download with retries (exponential back-off) and a progress line on stderr."""
+    last: Exception | None = None
+    for attempt in range(1, retries + 1):
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as r, open(dst, "wb") as out:  # noqa: S310
+                total = int(r.headers.get("Content-Length") or 0) or None
+                done, t0 = 0, time.perf_counter()
+                while block := r.read(1 << 20):
+                    out.write(block)
+                    done += len(block)
+                    _progress(Path(urllib.parse.urlparse(url).path).name, done, total, t0)
+                print(file=sys.stderr)
+            return
+        except (urllib.error.URLError, OSError, TimeoutError) as e:
+            last = e
+            if attempt < retries:
+                time.sleep(2 ** attempt)
+    raise DataUnavailable(f"download of {url} failed after {retries} tries: {last}")
+
+
+@functools.lru_cache(maxsize=None)
+def _host_reachable(host: str, port: int, timeout: float) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def home_reachable(entry: DatasetEntry, timeout: float = 3.0) -> bool:
+    """Can the host of the data set's first URL be reached at all (DNS + TCP)?  Cached per
+    host for the life of the process."""
+    if offline() or not entry.downloadable:
+        return False
+    url = entry.archive.url if entry.archive else next(iter(entry.urls.values()))
+    u = urllib.parse.urlparse(url)
+    return _host_reachable(u.hostname or "", u.port or (443 if u.scheme == "https" else 80), timeout)
+
+
+def _local_ok(entry: DatasetEntry, paths: Paths) -> bool:
+    """Files present and matching the manifest written when they were verified."""
+    d = paths.raw / entry.name
+    m = d / MANIFEST
+    if not m.is_file():
+        return False
+    try:
+        man = json.loads(m.read_text())
+    except ValueError:
+        return False
+    return all((d / rel).is_file() and man.get("files", {}).get(rel, {}).get("sha256") for rel in entry.files)
+
+
+def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, allow_network: bool | None = None,
+          log=None) -> Path:
+    """Fetch and verify every file of data set ``name``; write and return its manifest.
+
+    Raises :class:`DataUnavailable` (with how to obtain it) or :class:`ChecksumError`."""
+    entry = get(name)
+    paths = paths or Paths()
+    mirror = mirror_dir() if mirror is None else mirror
+    allow_network = (not offline()) if allow_network is None else allow_network
+    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    d = paths.raw / entry.name
+    d.mkdir(parents=True, exist_ok=True)
+    record: dict[str, dict] = {}
+    errors: list[str] = []
+    archive_dir: Path | None = None
+    try:
+        for rel in entry.files:
+            dst = d / rel
+            if dst.is_file():
+                got = sha256(dst)
+                want = entry.files[rel]
+                if want is None or got == want:
+                    record[rel] = {"sha256": got, "source": "data/raw", "pinned": want is not None}
+                    continue
+                q = quarantine(dst, entry, rel, got, paths)
+                errors.append(f"{entry.name}/{rel} in data/raw: sha256 {got} does not match the registry's {want}; "
+                              f"moved to {q}")
+            src = None
+            if mirror is not None and entry.mirror_dir and (mirror / entry.mirror_dir / rel).is_file():
+                src = ("mirror", mirror / entry.mirror_dir / rel)
+            elif allow_network and rel in entry.urls:
+                src = ("home", entry.urls[rel])
+            elif allow_network and entry.archive is not None and rel in entry.archive.members.values():
+                src = ("home", entry.archive.url)
+            if src is None:
+                continue
+            fd, tmpname = tempfile.mkstemp(prefix=".fetch.", dir=d)
+            os.close(fd)
+            tmp = Path(tmpname)
+            try:
+                if src[0] == "mirror":
+                    shutil.copyfile(src[1], tmp)
+                    where = f"mirror {src[1]}"
+                elif src[1] == (entry.archive.url if entry.archive else None):
+                    if archive_dir is None:
+                        archive_dir = Path(tempfile.mkdtemp(prefix=".archive.", dir=d))
+                        zpath = archive_dir / "archive.zip"
+                        log(f"{entry.name}: downloading {src[1]}")
+                        download(src[1], zpath)
+                        with zipfile.ZipFile(zpath) as z:
+                            z.extractall(archive_dir / "x")
+                    member = next(m for m, r in entry.archive.members.items() if r == rel)
+                    shutil.copyfile(archive_dir / "x" / member, tmp)
+                    where = f"{src[1]} ({member})"
+                else:
+                    log(f"{entry.name}: downloading {src[1]}")
+                    download(src[1], tmp)
+                    where = src[1]
+                got = _verify_into(tmp, dst, entry, rel, where, paths, log)
+                record[rel] = {"sha256": got, "source": where, "pinned": entry.files[rel] is not None}
+            except (ChecksumError, DataUnavailable, OSError, zipfile.BadZipFile, StopIteration) as e:
+                errors.append(str(e))
+            finally:
+                tmp.unlink(missing_ok=True)
+    finally:
+        if archive_dir is not None:
+            shutil.rmtree(archive_dir, ignore_errors=True)
+    missing = [rel for rel in entry.files if rel not in record]
+    if missing:
+        how = entry.obtain or (f"Download it from {entry.home}, or set {MIRROR_ENV} to a folder holding "
+                               f"{entry.mirror_dir or entry.name}/.")
+        detail = ("; ".join(errors) + ". ") if errors else ""
+        exc = ChecksumError if any("does not match" in e for e in errors) else DataUnavailable
+        raise exc(f"data set {entry.name} is incomplete (missing {', '.join(missing)}). {detail}{how}")
+    man = d / MANIFEST
+    payload = {"name": entry.name, "title": entry.title, "home": entry.home, "licence": entry.licence,
+               "files": record}
+    tmpm = man.with_suffix(".tmp")
+    tmpm.write_text(json.dumps(payload, indent=2, sort_keys=True))
+    os.replace(tmpm, man)
+    return man
+
+
+# -------------------------------------------------------------------------------------
+# status: what the pipeline can use, decided before any job runs
+# -------------------------------------------------------------------------------------
+@dataclass
+class Availability:
+    name: str
+    #: verified (in data/raw), mirror, download, or absent
+    state: str
+    reason: str = ""
+    #: when absent: the substitute that will be used instead, if any
+    substitute: str | None = None
+    how_to_obtain: str = ""
+    alternatives_tried: list[str] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        return self.state in ("verified", "mirror", "download")
+
+
+def availability(name: str, paths: Paths | None = None, mirror: Path | None = None, probe: bool = True) -> Availability:
+    """Where data set ``name`` would come from, without fetching it."""
+    entry = get(name)
+    paths = paths or Paths()
+    mirror = mirror_dir() if mirror is None else mirror
+    if _local_ok(entry, paths):
+        return Availability(name, "verified", f"verified in {paths.raw / entry.name}")
+    if (mirror is not None and entry.mirror_dir
+            and all((mirror / entry.mirror_dir / rel).is_file() for rel in entry.files)):
+        return Availability(name, "mirror", f"in the mirror {mirror / entry.mirror_dir}")
+    if probe and home_reachable(entry):
+        return Availability(name, "download", f"to be downloaded from {entry.home}")
+    why = ("not in data/raw" + (f", not in the mirror {mirror}" if mirror else f", no mirror (set {MIRROR_ENV})")
+           + (", home page unreachable" if entry.downloadable else ", not downloadable"))
+    how = entry.obtain or f"Download it from {entry.home}, or set {MIRROR_ENV} to a folder holding " \
+                          f"{entry.mirror_dir or entry.name}/."
+    return Availability(name, "absent", why, how_to_obtain=how)
+
+
+def resolve(name: str, paths: Paths | None = None, mirror: Path | None = None, probe: bool = True) -> Availability:
+    """Availability of ``name``, or of its first usable substitute (recorded in ``substitute``)."""
+    a = availability(name, paths, mirror, probe)
+    if a.usable:
+        return a
+    for sub in get(name).substitutes:
+        b = resolve(sub, paths, mirror, probe)
+        a.alternatives_tried.append(sub)
+        if b.usable:
+            a.substitute = b.substitute or sub
+            return a
+    return a
+
+
+def status_table(paths: Paths | None = None, mirror: Path | None = None, probe: bool = True) -> str:
+    rows = [("data set", "status", "detail")]
+    for name in REGISTRY:
+        a = resolve(name, paths, mirror, probe)
+        if a.usable:
+            rows.append((name, a.state, a.reason))
+        elif a.substitute:
+            rows.append((name, f"absent -> substitute {a.substitute}", a.reason))
+        else:
+            rows.append((name, "absent", a.reason))
+    w = [max(len(r[i]) for r in rows) for i in range(2)]
+    return "\n".join(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]}" for r in rows)

@@ -1,0 +1,146 @@
+"""Parse a verified data set once into ``data/processed/<name>/data.npz`` + ``manifest.json``.
+
+The npz holds plain typed arrays that load in milliseconds; the manifest records the
+source files' hashes and the preprocessing parameters, so a change of either rebuilds it
+(Snakemake's input and params triggers).  Options the papers need:
+
+* ratings: kept as given (user, item, score, time); filters (minimum ratings per user and
+  per item) and centring (EachMovie's score - 0.5 with unseen = 0, MovieLens' analogue
+  (score - 3) / 4) are applied by :mod:`rankrepro.data.ratings` with the experiment's
+  parameters;
+* LETOR: per-query min-max scaling of every feature to [0, 1] (``scaling: query_minmax``;
+  a feature constant within a query becomes 0).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import readers
+from .fetch import MANIFEST, Paths
+from .registry import get
+
+PROCESSED = "data.npz"
+PROCESSED_MANIFEST = "manifest.json"
+DEFAULT_PARAMS = {"letor": {"scaling": "query_minmax"}}
+
+_READERS = {
+    "movielens_100k": readers.read_movielens_100k,
+    "movielens_1m": readers.read_movielens_1m,
+    "movielens_bpmf": readers.read_movielens_bpmf,
+    "eachmovie": readers.read_eachmovie_votes,
+    "cfquery": readers.read_cfquery,
+    "ohsumed_judged": readers.read_ohsumed_judged,
+    "ohsumed_queries": readers.read_ohsumed_queries,
+}
+
+
+def query_minmax(X: np.ndarray, qid: np.ndarray) -> np.ndarray:
+    """Scale every feature to [0, 1] within each query (constant features -> 0)."""
+    out = np.zeros_like(X, dtype=np.float64)
+    order = np.argsort(qid, kind="stable")
+    qs = qid[order]
+    bounds = np.flatnonzero(np.diff(qs)) + 1
+    for idx in np.split(order, bounds):
+        block = X[idx]
+        lo, hi = block.min(axis=0), block.max(axis=0)
+        span = np.where(hi > lo, hi - lo, 1.0)
+        out[idx] = np.where(hi > lo, (block - lo) / span, 0.0)
+    return out
+
+
+def _split_of(rel: str, layout: str) -> tuple[int, str]:
+    """(fold, part) of a LETOR file: folds -> (k, train|valid|test); parts -> (0, S1..S5);
+    yahoo -> (0, train|valid|test)."""
+    name = Path(rel).name.lower()
+    part = ("train" if re.search(r"train", name) else "valid" if re.search(r"vali", name)
+            else "test" if "test" in name else Path(rel).stem)
+    if layout == "folds":
+        m = re.match(r"fold(\d+)/", rel.lower())
+        return (int(m.group(1)) if m else 0), part
+    if layout == "parts":
+        return 0, Path(rel).stem
+    return 0, part
+
+
+def preprocess_params(name: str) -> dict[str, Any]:
+    """The preprocessing options of a data set (a Snakemake param: changing them rebuilds)."""
+    return dict(DEFAULT_PARAMS.get(get(name).kind, {}))
+
+
+def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    entry = get(name)
+    paths = paths or Paths()
+    raw = paths.raw / entry.name
+    params = {**DEFAULT_PARAMS.get(entry.kind, {}), **(params or {})}
+    if entry.kind == "ratings":
+        r = _READERS[entry.reader](raw / entry.data_files[0])
+        return {"user": r.user, "item": r.item, "score": r.score, "time": r.time, "scale": np.array(r.scale)}
+    if entry.kind == "judgments":
+        j = _READERS[entry.reader](raw / entry.data_files[0])
+        return {"query": j.query, "doc": j.doc, "scores": j.scores, "judges": np.array(j.judges)}
+    if entry.kind == "queries":
+        q = _READERS[entry.reader](raw / entry.data_files[0])
+        return {"id": q["id"].to_numpy(), "B": q["B"].to_numpy(dtype=str), "W": q["W"].to_numpy(dtype=str)}
+    if entry.kind == "letor":
+        nf, ml, layout = entry.params["n_features"], entry.params.get("max_label"), entry.params["layout"]
+        Xs, ys, qs, docs, folds, parts = [], [], [], [], [], []
+        for rel in entry.data_files:
+            if entry.reader == "letor2_tsv":
+                d = readers.read_letor2_tsv(raw / rel, n_features=nf)
+            else:
+                d = readers.read_letor(raw / rel, n_features=nf, max_label=ml)
+            fold, part = _split_of(rel, layout)
+            Xs.append(d.X)
+            ys.append(d.y)
+            qs.append(d.qid)
+            docs.append(d.docid.astype(str))
+            folds.append(np.full(d.y.size, fold, dtype=np.int8))
+            parts.append(np.full(d.y.size, part))
+        X, qid = np.vstack(Xs), np.concatenate(qs)
+        if params.get("scaling") == "query_minmax":
+            X = query_minmax(X, qid)
+        elif params.get("scaling") not in (None, "none"):
+            raise ValueError(f"{name}: unknown scaling {params.get('scaling')!r} (none, query_minmax)")
+        return {"X": X.astype(np.float32), "y": np.concatenate(ys).astype(np.int8), "qid": qid,
+                "docid": np.concatenate(docs), "fold": np.concatenate(folds), "part": np.concatenate(parts)}
+    raise ValueError(f"{name}: no preprocessing for kind {entry.kind!r}")
+
+
+def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | None = None,
+               out_dir: str | os.PathLike | None = None) -> Path:
+    """Read the verified raw files of ``name`` and write the npz and its manifest."""
+    from ..pipeline.runner import atomic_write
+
+    entry = get(name)
+    paths = paths or Paths()
+    raw_manifest = paths.raw / entry.name / MANIFEST
+    if not raw_manifest.is_file():
+        raise FileNotFoundError(f"{raw_manifest}: data set {name} has not been fetched and verified")
+    arrays = build(name, paths, params)
+    out = Path(out_dir) if out_dir else paths.processed / entry.name
+    atomic_write(out / PROCESSED, lambda tmp: np.savez(open(tmp, "wb"), **arrays))
+    sources = json.loads(raw_manifest.read_text())["files"]
+    manifest = {
+        "name": name, "title": entry.title, "kind": entry.kind,
+        "params": {**DEFAULT_PARAMS.get(entry.kind, {}), **(params or {})},
+        "sources": {rel: sources[rel]["sha256"] for rel in entry.data_files},
+        "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
+    }
+    atomic_write(out / PROCESSED_MANIFEST, lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
+    return out / PROCESSED
+
+
+def load(name: str, paths: Paths | None = None, path: str | os.PathLike | None = None) -> dict[str, np.ndarray]:
+    """The processed arrays of ``name`` (fast: one npz read)."""
+    p = Path(path) if path else (paths or Paths()).processed / name / PROCESSED
+    if not p.is_file():
+        raise FileNotFoundError(f"{p}: run the data rules first (snakemake data) to build {name}")
+    with np.load(p, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}

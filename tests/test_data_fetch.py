@@ -1,0 +1,153 @@
+"""Fetching: sources in order, sha256 checks, quarantine, absence; the real mirror's files."""
+import json
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rankrepro.data import fetch as F
+from rankrepro.data import registry
+from rankrepro.data.preprocess import load, preprocess, query_minmax
+from rankrepro.data.registry import DatasetEntry
+
+MIRROR = Path(os.environ.get(F.MIRROR_ENV) or Path(__file__).resolve().parents[2] / "shared" / "datasets")
+HAVE_MIRROR = (MIRROR / "SHA256SUMS").is_file()
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A registered toy data set with a mirror holding its two files."""
+    mirror = tmp_path / "mirror"
+    (mirror / "toy").mkdir(parents=True)
+    (mirror / "toy" / "u.data").write_text("1\t2\t3\t4\n2\t2\t5\t5\n")
+    (mirror / "toy" / "README").write_text("toy data\n")
+    entry = DatasetEntry(name="toy", title="toy", home="https://example.invalid/toy", licence="none",
+                         files={"u.data": F.sha256(mirror / "toy" / "u.data"),
+                                "README": F.sha256(mirror / "toy" / "README")},
+                         kind="ratings", reader="movielens_100k", data_files=("u.data",), mirror_dir="toy",
+                         obtain="Ask the toy keeper.")
+    monkeypatch.setitem(registry.REGISTRY, "toy", entry)
+    monkeypatch.setenv(F.OFFLINE_ENV, "1")
+    return entry, mirror, F.Paths.under(tmp_path / "data")
+
+
+def test_fetch_from_mirror_verifies_and_writes_manifest(toy):
+    entry, mirror, paths = toy
+    man = F.fetch("toy", paths=paths, mirror=mirror, log=lambda m: None)
+    rec = json.loads(man.read_text())
+    assert rec["files"]["u.data"]["sha256"] == entry.files["u.data"] and "mirror" in rec["files"]["u.data"]["source"]
+    assert F.availability("toy", paths, mirror).state == "verified"
+    # second fetch uses the verified local copy, even without the mirror
+    man2 = F.fetch("toy", paths=paths, mirror=Path("/nonexistent"), log=lambda m: None)
+    assert json.loads(man2.read_text())["files"]["u.data"]["source"] == "data/raw"
+
+
+def test_corrupt_mirror_file_is_refused_and_quarantined(toy):
+    entry, mirror, paths = toy
+    (mirror / "toy" / "u.data").write_text("1\t2\t3\t4\n")  # not the registered content
+    with pytest.raises(F.ChecksumError) as err:
+        F.fetch("toy", paths=paths, mirror=mirror, log=lambda m: None)
+    msg = str(err.value)
+    assert entry.files["u.data"] in msg and F.sha256(mirror / "toy" / "u.data") in msg
+    assert not (paths.raw / "toy" / "u.data").exists()
+    assert not (paths.raw / "toy" / F.MANIFEST).exists()
+    q = list((paths.quarantine / "toy").iterdir())
+    assert len(q) == 1 and q[0].read_text() == "1\t2\t3\t4\n"
+    assert (mirror / "toy" / "u.data").exists()  # the mirror itself is left alone
+
+
+def test_corrupt_local_file_is_replaced_from_mirror(toy):
+    entry, mirror, paths = toy
+    F.fetch("toy", paths=paths, mirror=mirror, log=lambda m: None)
+    (paths.raw / "toy" / "u.data").write_text("tampered\n")
+    F.fetch("toy", paths=paths, mirror=mirror, log=lambda m: None)
+    assert F.sha256(paths.raw / "toy" / "u.data") == entry.files["u.data"]
+    assert len(list((paths.quarantine / "toy").iterdir())) == 1
+
+
+def test_absent_data_says_how_to_obtain(toy):
+    _, _, paths = toy
+    with pytest.raises(F.DataUnavailable, match="Ask the toy keeper"):
+        F.fetch("toy", paths=paths, mirror=Path("/nonexistent"), log=lambda m: None)
+    a = F.availability("toy", paths, Path("/nonexistent"))
+    assert a.state == "absent" and not a.usable and "Ask the toy keeper" in a.how_to_obtain
+
+
+def test_unpinned_file_is_accepted_with_warning(toy, monkeypatch):
+    entry, mirror, paths = toy
+    monkeypatch.setitem(registry.REGISTRY, "toy", DatasetEntry(**{**entry.__dict__, "files": {"u.data": None,
+                                                                                              "README": None}}))
+    with pytest.warns(UserWarning, match="no pinned sha256"):
+        man = F.fetch("toy", paths=paths, mirror=mirror, log=lambda m: None)
+    assert json.loads(man.read_text())["files"]["u.data"]["pinned"] is False
+
+
+def test_substitute_resolution(toy, monkeypatch):
+    entry, mirror, paths = toy
+    monkeypatch.setitem(registry.REGISTRY, "gone", DatasetEntry(
+        name="gone", title="gone", home="x", licence="x", files={"a": None}, kind="ratings",
+        reader="movielens_100k", data_files=("a",), obtain="withdrawn", substitutes=("toy",)))
+    a = F.resolve("gone", paths, mirror)
+    assert not a.usable and a.substitute == "toy"
+    a = F.resolve("gone", paths, Path("/nonexistent"))
+    assert a.substitute is None and a.alternatives_tried == ["toy"]
+
+
+def test_preprocess_and_load(toy):
+    _, mirror, paths = toy
+    F.fetch("toy", paths=paths, mirror=mirror, log=lambda m: None)
+    out = preprocess("toy", paths=paths)
+    man = json.loads((out.parent / "manifest.json").read_text())
+    assert man["sources"]["u.data"] == registry.REGISTRY["toy"].files["u.data"]
+    d = load("toy", paths=paths)
+    assert d["user"].tolist() == [1, 2] and d["score"].tolist() == [3.0, 5.0]
+
+
+def test_query_minmax():
+    X = np.array([[1.0, 5.0], [3.0, 5.0], [2.0, 7.0], [10.0, 0.0]])
+    q = np.array([1, 1, 1, 2])
+    np.testing.assert_allclose(query_minmax(X, q), [[0, 0], [1, 0], [0.5, 1], [0, 0]])
+
+
+# ---------------------------------------------------------------------------------------
+# the real files (CI points RANKREPRO_DATA_MIRROR at ../shared/datasets)
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    if not HAVE_MIRROR:
+        pytest.skip("no data mirror on this machine")
+    paths = F.Paths.under(tmp_path_factory.mktemp("data"))
+    return paths
+
+
+REAL = ["movielens-100k", "movielens-1m-bpmf", "cystic-fibrosis", "ohsumed-queries", "letor2-ohsumed",
+        "letor4-mq2008"]
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_mirror_verifies_and_matches_official_statistics(real, name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every file of these is pinned
+        F.fetch(name, paths=real, mirror=MIRROR, allow_network=False, log=lambda m: None)
+    preprocess(name, paths=real)
+    d = load(name, paths=real)
+    st = registry.REGISTRY[name].stats
+    if "ratings" in st:
+        assert d["user"].size == st["ratings"]
+        assert np.unique(d["user"]).size == st["users"] and np.unique(d["item"]).size == st["items"]
+    elif name == "cystic-fibrosis":
+        assert np.unique(d["query"]).size == 100 and d["query"].size == 4_819 and d["scores"].shape == (4_819, 4)
+    elif name == "ohsumed-queries":
+        assert d["id"].size == 106
+    elif name == "letor4-mq2008":
+        assert d["y"].size == 15_211 and np.unique(d["qid"]).size == 784 and d["X"].shape[1] == 46
+        assert np.bincount(d["y"]).tolist() == [12_279, 2_001, 931]
+        assert d["X"].min() >= 0 and d["X"].max() <= 1
+    elif name == "letor2-ohsumed":
+        for k in range(1, 6):
+            m = d["fold"] == k
+            assert m.sum() == 16_140 and np.unique(d["qid"][m]).size == 106
+            assert np.bincount(d["y"][m]).tolist() == [11_303, 2_585, 2_252]
+        assert d["X"].shape[1] == 25

@@ -1,0 +1,80 @@
+"""The workflow end to end in a scratch copy: an artefact whose data is absent is reported
+as not run and every other artefact still completes; a second run does nothing."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+
+ABSENT_DATASET = """\
+name: eachmovie_votes
+builder: synthetic_hgo
+source: eachmovie
+description: "EachMovie votes (withdrawn; no substitute in this test)"
+n_ranks: 6
+"""
+
+ABSENT_EXPERIMENT = """\
+# @package _global_
+defaults:
+  - /algorithm@algorithms.prank: prank
+  - override /dataset: eachmovie_votes
+
+experiment:
+  paper: crammer_singer2005
+  artefact: needs_data
+  title: "An artefact whose data cannot be had"
+  kind: figure
+  n_trials: 500
+  n_train: 200
+  seed: 1
+  metrics: [online_rank_loss]
+  figure: {panels: [{title: x}]}
+"""
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    w = tmp_path_factory.mktemp("wf")
+    for item in ("Snakefile", "rules", "scripts", "environment.yml"):
+        src = ROOT / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, w / item)
+    shutil.copytree(ROOT / "config", w / "config", ignore=shutil.ignore_patterns("experiment"))
+    (w / "config" / "experiment" / "crammer_singer2005").mkdir(parents=True)
+    shutil.copy(ROOT / "config/experiment/crammer_singer2005/fig6.yaml", w / "config/experiment/crammer_singer2005/")
+    (w / "config/experiment/crammer_singer2005/needs_data.yaml").write_text(ABSENT_EXPERIMENT)
+    (w / "config/dataset/eachmovie_votes.yaml").write_text(ABSENT_DATASET)
+    return w
+
+
+def snakemake(w, *args):
+    env = {k: v for k, v in os.environ.items() if k != "RANKREPRO_DATA_MIRROR"}
+    env["RANKREPRO_OFFLINE"] = "1"
+    return subprocess.run([str(SNAKEMAKE), "--cores", "2", "--config", "scale=smoke", *args], cwd=w, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_absent_data_is_not_run_and_the_rest_completes(workdir):
+    r = snakemake(workdir)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = workdir / "runs" / "smoke"
+    rec = json.loads((out / "results/crammer_singer2005/needs_data.json").read_text())
+    assert rec["status"] == "not run" and "eachmovie" in rec["reason"]
+    assert "withdrawn" in rec["how_to_obtain"]
+    assert not (out / "results/crammer_singer2005/needs_data/cells").exists()
+    ok = json.loads((out / "results/crammer_singer2005/fig6.json").read_text())
+    assert ok["status"] == "reproduced" and (out / "figures/crammer_singer2005/fig6.png").stat().st_size > 10_000
+    html = (out / "results/report/index.html").read_text()
+    assert "Not run" in html and "An artefact whose data cannot be had" in html and "1</b>artefacts not run" in html
+
+
+def test_second_run_does_nothing(workdir):
+    r = snakemake(workdir, "--dry-run")
+    assert r.returncode == 0
+    assert "Nothing to be done" in r.stdout + r.stderr
