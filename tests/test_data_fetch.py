@@ -151,3 +151,21 @@ def test_real_mirror_verifies_and_matches_official_statistics(real, name):
             assert m.sum() == 16_140 and np.unique(d["qid"][m]).size == 106
             assert np.bincount(d["y"][m]).tolist() == [11_303, 2_585, 2_252]
         assert d["X"].shape[1] == 25
+
+
+def test_rating_filters_and_centring():
+    from rankrepro.data.ratings import centre, filter_min_ratings, to_rank
+
+    user = np.array([1, 1, 1, 2, 2, 3, 3, 3, 3])
+    item = np.array([1, 2, 3, 1, 2, 1, 2, 3, 4])
+    keep = filter_min_ratings(user, item, min_user=3)
+    assert keep.tolist() == [True] * 3 + [False] * 2 + [True] * 4
+    keep = filter_min_ratings(user, item, min_item=2)  # item 4 has one rating
+    assert keep.tolist() == [True] * 8 + [False]
+    keep = filter_min_ratings(user, item, min_user=4, min_item=2, iterate=True)
+    assert not keep.any()  # dropping item 4 leaves user 3 with 3 ratings, below 4
+    np.testing.assert_allclose(centre([0, 0.2, 1.0], (0, 0.2, 0.4, 0.6, 0.8, 1)), [-0.5, -0.3, 0.5])
+    np.testing.assert_allclose(centre([1, 3, 5], (1, 2, 3, 4, 5)), [-0.5, 0.0, 0.5])
+    assert to_rank(np.array([0.0, 0.6, 1.0]), (0, 0.2, 0.4, 0.6, 0.8, 1)).tolist() == [1, 4, 6]
+    with pytest.raises(ValueError):
+        to_rank(np.array([0.3]), (0, 0.2, 0.4))
