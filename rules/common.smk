@@ -71,7 +71,7 @@ def records():
 
 def figures():
     return [out(f"figures/{e.paper}/{e.artefact}.png") for e in CATALOG.values()
-            if e.cfg.experiment.kind == "figure" and runnable(e)]
+            if e.cfg.experiment.figure is not None and runnable(e)]
 
 
 def preprocess_options(wildcards):

@@ -128,3 +128,14 @@ def test_out_of_range_params_rejected_before_fitting(name, param, value):
     assert err.value.param == param
     with pytest.raises(ParamError):
         est.fit_online(np.zeros((1, 2)), np.array([1]))
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_sparse_input_equals_dense(name, rng):
+    from scipy import sparse
+
+    X = rng.uniform(-0.5, 0.5, size=(300, 40)) * (rng.random((300, 40)) < 0.1)
+    y = rng.integers(1, 5, size=300)
+    a, b = make(name), make(name)
+    np.testing.assert_array_equal(a.fit_online(X, y), b.fit_online(sparse.csr_matrix(X), y))
+    np.testing.assert_array_equal(a.predict(X), b.predict(sparse.csc_matrix(X)))

@@ -4,6 +4,10 @@ Conventions: ranks are 1..k; thresholds ``b`` hold b_1..b_{k-1} (b_k = +inf is i
 the prediction rule is ``min {r : w.x - b_r < 0}`` (Crammer & Singer 2005, Fig. 2).
 Every kernel mutates the state arrays it is given and writes the prediction of each
 round, made before the update, into ``out``.
+
+Instances come as CSR rows (``ip``, ``ix``, ``xv``: row pointers, column indices, values):
+a round costs O(non-zeros of x), not O(dimension), which matters for the collaborative-
+filtering instances (thousands of columns, one per other viewer, mostly zero).
 """
 
 from __future__ import annotations
@@ -25,11 +29,26 @@ def rank_of(s, b):
 
 
 @njit(cache=True, nogil=True)
-def dot_row(w, X, t):
+def dot_row(w, ip, ix, xv, t):
     s = 0.0
-    for j in range(X.shape[1]):
-        s += w[j] * X[t, j]
+    for p in range(ip[t], ip[t + 1]):
+        s += w[ix[p]] * xv[p]
     return s
+
+
+@njit(cache=True, nogil=True)
+def axpy_row(w, c, ip, ix, xv, t):
+    """w += c * x_t"""
+    for p in range(ip[t], ip[t + 1]):
+        w[ix[p]] += c * xv[p]
+
+
+@njit(cache=True, nogil=True)
+def sq_row(ip, xv, t):
+    q = 0.0
+    for p in range(ip[t], ip[t + 1]):
+        q += xv[p] * xv[p]
+    return q
 
 
 @njit(cache=True, nogil=True)
@@ -50,14 +69,13 @@ def prank_thresholds(s, b, yt, bsum):
 
 
 @njit(cache=True, nogil=True)
-def prank_online(X, y, w, b, single, out):
-    """PRank (single=False) or Si-PRank (single=True) over the rows of X."""
+def prank_online(ip, ix, xv, y, w, b, single, out):
+    """PRank (single=False) or Si-PRank (single=True) over the rows of x."""
     nosum = np.empty(0)
-    T = X.shape[0]
-    d = X.shape[1]
+    T = ip.shape[0] - 1
     mistakes = 0
     for t in range(T):
-        s = dot_row(w, X, t)
+        s = dot_row(w, ip, ix, xv, t)
         yhat = rank_of(s, b)
         out[t] = yhat
         yt = y[t]
@@ -73,20 +91,18 @@ def prank_online(X, y, w, b, single, out):
                 r = yhat - 1  # b_{yhat}
                 tau = 1.0
             b[r] -= tau
-            for j in range(d):
-                w[j] += tau * X[t, j]
+            axpy_row(w, tau, ip, ix, xv, t)
         else:
             tsum = prank_thresholds(s, b, yt, nosum)
             if tsum != 0.0:
-                for j in range(d):
-                    w[j] += tsum * X[t, j]
+                axpy_row(w, tsum, ip, ix, xv, t)
     return mistakes
 
 
 @njit(cache=True, nogil=True)
-def predict_linear(X, w, b, out):
-    for t in range(X.shape[0]):
-        out[t] = rank_of(dot_row(w, X, t), b)
+def predict_linear(ip, ix, xv, w, b, out):
+    for t in range(ip.shape[0] - 1):
+        out[t] = rank_of(dot_row(w, ip, ix, xv, t), b)
 
 
 # ---------------------------------------------------------------------------------------
@@ -158,24 +174,21 @@ def noprank_dual(c, yr, q, tau):
 
 
 @njit(cache=True, nogil=True)
-def noprank_online(X, y, w, b, beta, out, tau_sum):
+def noprank_online(ip, ix, xv, y, w, b, beta, out, tau_sum):
     """No-PRank (Fig. 3): on a rank mistake, project onto the margin constraints."""
-    T = X.shape[0]
-    d = X.shape[1]
+    T = ip.shape[0] - 1
     km1 = b.shape[0]
     c = np.empty(km1)
     yr = np.empty(km1)
     tau = np.empty(km1)
     for t in range(T):
-        s = dot_row(w, X, t)
+        s = dot_row(w, ip, ix, xv, t)
         yhat = rank_of(s, b)
         out[t] = yhat
         yt = y[t]
         if yhat == yt:
             continue
-        q = 0.0
-        for j in range(d):
-            q += X[t, j] * X[t, j]
+        q = sq_row(ip, xv, t)
         for r in range(km1):
             yr[r] = -1.0 if yt <= r + 1 else 1.0
             c[r] = yr[r] * (s - b[r]) - beta
@@ -188,8 +201,7 @@ def noprank_online(X, y, w, b, beta, out, tau_sum):
         for r in range(1, km1):
             if b[r] < b[r - 1]:
                 b[r] = b[r - 1]
-        for j in range(d):
-            w[j] += S * X[t, j]
+        axpy_row(w, S, ip, ix, xv, t)
 
 
 # ---------------------------------------------------------------------------------------
@@ -213,21 +225,18 @@ def _logsumexp2(a, bvec):
 
 
 @njit(cache=True, nogil=True)
-def muprank_online(X, y, logw, units, shift, eta, out):
+def muprank_online(ip, ix, xv, y, logw, units, shift, eta, out):
     """Mu-PRank with log b_r = eta * units[r] + shift[0]: ``units`` are the integers u_r of
     Lemma 4, so the threshold order is exact in floating point; ``shift`` is the running
     log normaliser shared by all thresholds."""
-    T = X.shape[0]
-    d = X.shape[1]
+    T = ip.shape[0] - 1
     km1 = units.shape[0]
     bb = np.empty(km1)
     logb = np.empty(km1)
     for t in range(T):
         s = 0.0
-        for j in range(d):
-            xj = X[t, j]
-            if xj != 0.0:
-                s += math.exp(logw[j]) * xj
+        for p in range(ip[t], ip[t + 1]):
+            s += math.exp(logw[ix[p]]) * xv[p]
         for r in range(km1):
             bb[r] = math.exp(eta * units[r] + shift[0])
         yhat = rank_of(s, bb)
@@ -242,12 +251,11 @@ def muprank_online(X, y, logw, units, shift, eta, out):
                 units[r] -= yr
                 tsum += yr
         if tsum != 0.0:
-            for j in range(d):
-                logw[j] += eta * X[t, j] * tsum
+            axpy_row(logw, eta * tsum, ip, ix, xv, t)
         for r in range(km1):
             logb[r] = eta * units[r] + shift[0]
-        lz = _logsumexp2(logw, logb)
-        for j in range(d):
+        lz = _logsumexp2(logw, logb)  # O(dimension) per update: the l1 normalisation
+        for j in range(logw.shape[0]):
             logw[j] -= lz
         shift[0] -= lz
 
@@ -256,15 +264,14 @@ def muprank_online(X, y, logw, units, shift, eta, out):
 # Multiclass perceptron (uniform ultraconservative update) and Widrow-Hoff
 # ---------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def mcp_online(X, y, W, out):
-    T = X.shape[0]
-    d = X.shape[1]
+def mcp_online(ip, ix, xv, y, W, out):
+    T = ip.shape[0] - 1
     k = W.shape[0]
     scores = np.empty(k)
     for t in range(T):
         best = 0
         for r in range(k):
-            scores[r] = dot_row(W[r], X, t)
+            scores[r] = dot_row(W[r], ip, ix, xv, t)
             if scores[r] > scores[best]:
                 best = r
         out[t] = best + 1
@@ -275,23 +282,21 @@ def mcp_online(X, y, W, out):
         for r in range(k):
             if r != yt and scores[r] >= scores[yt]:
                 n_err += 1
-        for j in range(d):
-            W[yt, j] += X[t, j]
+        axpy_row(W[yt], 1.0, ip, ix, xv, t)
         inv = 1.0 / n_err
         for r in range(k):
             if r != yt and scores[r] >= scores[yt]:
-                for j in range(d):
-                    W[r, j] -= inv * X[t, j]
+                axpy_row(W[r], -inv, ip, ix, xv, t)
 
 
 @njit(cache=True, nogil=True)
-def predict_mcp(X, W, out):
+def predict_mcp(ip, ix, xv, W, out):
     k = W.shape[0]
-    for t in range(X.shape[0]):
+    for t in range(ip.shape[0] - 1):
         best = 0
-        bs = dot_row(W[0], X, t)
+        bs = dot_row(W[0], ip, ix, xv, t)
         for r in range(1, k):
-            s = dot_row(W[r], X, t)
+            s = dot_row(W[r], ip, ix, xv, t)
             if s > bs:
                 bs = s
                 best = r
@@ -311,18 +316,16 @@ def nearest_rank(s, k):
 
 
 @njit(cache=True, nogil=True)
-def wh_online(X, y, w, eta, k, out):
-    T = X.shape[0]
-    d = X.shape[1]
+def wh_online(ip, ix, xv, y, w, eta, k, out):
+    T = ip.shape[0] - 1
     diverged = False
     for t in range(T):
-        s = dot_row(w, X, t)
+        s = dot_row(w, ip, ix, xv, t)
         if not math.isfinite(s):
             diverged = True
         out[t] = nearest_rank(s, k)
         err = eta * (y[t] - s)
-        for j in range(d):
-            w[j] += err * X[t, j]
+        axpy_row(w, err, ip, ix, xv, t)
     return diverged
 
 
@@ -330,18 +333,17 @@ def wh_online(X, y, w, eta, k, out):
 # Voted PRank (Freund & Schapire 1999 applied to PRank)
 # ---------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def voted_prank_online(X, y, w, b, Wh, Bh, C, n_h, out):
+def voted_prank_online(ip, ix, xv, y, w, b, Wh, Bh, C, n_h, out):
     """PRank whose every hypothesis is stored with its survival count.
 
     ``Wh``/``Bh``/``C`` have room for n_h[0] + T hypotheses; slot n_h[0]-1 is the current
     one.  Returns the new number of stored hypotheses.
     """
-    T = X.shape[0]
-    d = X.shape[1]
+    T = ip.shape[0] - 1
     nosum = np.empty(0)
     cur = n_h - 1
     for t in range(T):
-        s = dot_row(w, X, t)
+        s = dot_row(w, ip, ix, xv, t)
         yhat = rank_of(s, b)
         out[t] = yhat
         yt = y[t]
@@ -349,11 +351,9 @@ def voted_prank_online(X, y, w, b, Wh, Bh, C, n_h, out):
             C[cur] += 1.0
             continue
         tsum = prank_thresholds(s, b, yt, nosum)
-        for j in range(d):
-            w[j] += tsum * X[t, j]
+        axpy_row(w, tsum, ip, ix, xv, t)
         cur += 1
-        for j in range(d):
-            Wh[cur, j] = w[j]
+        Wh[cur, :] = w
         for r in range(b.shape[0]):
             Bh[cur, r] = b[r]
         C[cur] = 1.0
@@ -361,17 +361,17 @@ def voted_prank_online(X, y, w, b, Wh, Bh, C, n_h, out):
 
 
 @njit(cache=True, nogil=True)
-def predict_voted(X, Wh, Bh, C, n_h, out_score):
+def predict_voted(ip, ix, xv, Wh, Bh, C, n_h, out_score):
     """Vote-weighted mean rank sum_i c_i h_i(x) / sum_i c_i."""
     tot = 0.0
     for i in range(n_h):
         tot += C[i]
-    for t in range(X.shape[0]):
+    for t in range(ip.shape[0] - 1):
         acc = 0.0
         for i in range(n_h):
             if C[i] == 0.0:
                 continue
-            acc += C[i] * rank_of(dot_row(Wh[i], X, t), Bh[i])
+            acc += C[i] * rank_of(dot_row(Wh[i], ip, ix, xv, t), Bh[i])
         out_score[t] = acc / tot if tot > 0 else 1.0
 
 
@@ -384,7 +384,7 @@ MODE_VP = 2
 
 
 @njit(cache=True, nogil=True)
-def ensemble_score(X, t, W, B, V, mode):
+def ensemble_score(ip, ix, xv, t, W, B, V, mode):
     """Real-valued rank of the ensemble on row t for Bagg (mean of member ranks) and VP
     (vote-weighted mean; equal weights while no member has a vote)."""
     N = W.shape[0]
@@ -396,48 +396,45 @@ def ensemble_score(X, t, W, B, V, mode):
             wt = V[i]
             if wt == 0.0:
                 continue
-        acc += wt * rank_of(dot_row(W[i], X, t), B[i])
+        acc += wt * rank_of(dot_row(W[i], ip, ix, xv, t), B[i])
         tot += wt
     if tot == 0.0:
         for i in range(N):
-            acc += rank_of(dot_row(W[i], X, t), B[i])
+            acc += rank_of(dot_row(W[i], ip, ix, xv, t), B[i])
         tot = N
     return acc / tot
 
 
 @njit(cache=True, nogil=True)
-def oap_online(X, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
+def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
     """One pass of OAP-BPM/-Bagg/-VP.  Member i runs PRank on round t iff mask[t, i].
 
     ``Wsum``/``Bsum`` hold the sums of the member rules, kept up to date incrementally,
     so that the Bayes-point prediction costs O(d + k) and a round costs O(tau N d).
     """
-    T = X.shape[0]
-    d = X.shape[1]
+    T = ip.shape[0] - 1
     N = W.shape[0]
     for t in range(T):
         if mode == MODE_BPM:
-            out[t] = rank_of(dot_row(Wsum, X, t), Bsum)
+            out[t] = rank_of(dot_row(Wsum, ip, ix, xv, t), Bsum)
         else:
-            out[t] = nearest_rank(ensemble_score(X, t, W, B, V, mode), k)
+            out[t] = nearest_rank(ensemble_score(ip, ix, xv, t, W, B, V, mode), k)
         yt = y[t]
         for i in range(N):
             if not mask[t, i]:
                 continue
-            s = dot_row(W[i], X, t)
+            s = dot_row(W[i], ip, ix, xv, t)
             yhat = rank_of(s, B[i])
             if yhat == yt:
                 V[i] += 1.0
                 continue
             tsum = prank_thresholds(s, B[i], yt, Bsum)
             if tsum != 0.0:
-                for j in range(d):
-                    inc = tsum * X[t, j]
-                    W[i, j] += inc
-                    Wsum[j] += inc
+                axpy_row(W[i], tsum, ip, ix, xv, t)
+                axpy_row(Wsum, tsum, ip, ix, xv, t)
 
 
 @njit(cache=True, nogil=True)
-def predict_ensemble(X, W, B, V, mode, k, out):
-    for t in range(X.shape[0]):
-        out[t] = nearest_rank(ensemble_score(X, t, W, B, V, mode), k)
+def predict_ensemble(ip, ix, xv, W, B, V, mode, k, out):
+    for t in range(ip.shape[0] - 1):
+        out[t] = nearest_rank(ensemble_score(ip, ix, xv, t, W, B, V, mode), k)

@@ -24,6 +24,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import sparse
 
 
 class ParamError(ValueError):
@@ -76,6 +77,11 @@ def check_seed(value: Any) -> bool:
     return value is None or isinstance(value, (np.random.SeedSequence,)) or (
         isinstance(value, Integral) and not isinstance(value, bool) and int(value) >= 0
     )
+
+
+def rows(X: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The CSR arrays the compiled kernels take: row pointers, column indices, values."""
+    return X.indptr.astype(np.int64, copy=False), X.indices.astype(np.int64, copy=False), X.data
 
 
 def round_to_rank(score: np.ndarray, n_ranks: int) -> np.ndarray:
@@ -141,17 +147,25 @@ class OnlineRanker:
         return f"{type(self).__name__}({args})"
 
     # -- inputs ---------------------------------------------------------------------
-    def _check_X(self, X: Any) -> np.ndarray:
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2:
-            raise ValueError(f"{type(self).__name__}: X must be 2-D (n_samples, n_features), got shape {X.shape}")
-        if not np.all(np.isfinite(X)):
-            raise ValueError(f"{type(self).__name__}: X contains NaN or infinity")
+    def _check_X(self, X: Any) -> sparse.csr_matrix:
+        """Dense or scipy-sparse input as canonical CSR rows (what the kernels iterate)."""
+        name = type(self).__name__
+        if sparse.issparse(X):
+            X = sparse.csr_matrix(X, dtype=np.float64)
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2:
+                raise ValueError(f"{name}: X must be 2-D (n_samples, n_features), got shape {X.shape}")
+            if not np.all(np.isfinite(X)):
+                raise ValueError(f"{name}: X contains NaN or infinity")
+            X = sparse.csr_matrix(X)
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError(f"{name}: X contains NaN or infinity")
         if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"{type(self).__name__}: X has {X.shape[1]} features, the learner was started with {self.n_features_in_}"
-            )
-        return np.ascontiguousarray(X)
+            raise ValueError(f"{name}: X has {X.shape[1]} features, the learner was started with {self.n_features_in_}")
+        X.sum_duplicates()
+        X.sort_indices()
+        return X
 
     def _check_y(self, y: Any, n: int) -> np.ndarray:
         y_arr = np.asarray(y)

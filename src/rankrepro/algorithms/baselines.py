@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from . import _kernels as K
-from .base import Interval, OnlineRanker, round_to_rank
+from .base import rows, Interval, OnlineRanker, round_to_rank
 
 
 class MulticlassPerceptron(OnlineRanker):
@@ -27,7 +27,7 @@ class MulticlassPerceptron(OnlineRanker):
 
     def _online(self, X, y):
         out = np.empty(X.shape[0], dtype=np.int64)
-        K.mcp_online(X, y, self.prototypes_, out)
+        K.mcp_online(*rows(X), y, self.prototypes_, out)
         return out
 
     def decision_function(self, X) -> np.ndarray:
@@ -36,7 +36,7 @@ class MulticlassPerceptron(OnlineRanker):
 
     def _predict(self, X):
         out = np.empty(X.shape[0], dtype=np.int64)
-        K.predict_mcp(X, self.prototypes_, out)
+        K.predict_mcp(*rows(X), self.prototypes_, out)
         return out
 
 
@@ -61,7 +61,7 @@ class WidrowHoff(OnlineRanker):
     def _online(self, X, y):
         out = np.empty(X.shape[0], dtype=np.int64)
         with np.errstate(all="ignore"):
-            div = bool(K.wh_online(X, y, self.coef_, float(self.eta), int(self.n_ranks), out))
+            div = bool(K.wh_online(*rows(X), y, self.coef_, float(self.eta), int(self.n_ranks), out))
         if div and not self.diverged_:
             warnings.warn(f"WidrowHoff(eta={self.eta}) diverged: the step size is too large for ||x||^2",
                           RuntimeWarning, stacklevel=3)

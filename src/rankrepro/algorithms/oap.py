@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from .base import Interval, OnlineRanker
+from .base import rows, Interval, OnlineRanker
 
 #: rows of Bernoulli masks drawn at once (bounds memory for long streams)
 _MASK_CHUNK = 65536
@@ -58,7 +58,7 @@ class _OAP(OnlineRanker):
         for start in range(0, T, _MASK_CHUNK):
             stop = min(T, start + _MASK_CHUNK)
             mask = self.rng_.random((stop - start, self.N)) < self.tau
-            K.oap_online(X[start:stop], y[start:stop], self.member_coef_, self.member_thresholds_,
+            K.oap_online(*rows(X[start:stop]), y[start:stop], self.member_coef_, self.member_thresholds_,
                          self.coef_sum_, self.thresholds_sum_, self.votes_, mask, self._mode,
                          int(self.n_ranks), out[start:stop])
         return out
@@ -76,9 +76,9 @@ class _OAP(OnlineRanker):
     def _predict(self, X):
         out = np.empty(X.shape[0], dtype=np.int64)
         if self._mode == K.MODE_BPM:
-            K.predict_linear(X, self.coef_sum_, self.thresholds_sum_, out)
+            K.predict_linear(*rows(X), self.coef_sum_, self.thresholds_sum_, out)
         else:
-            K.predict_ensemble(X, self.member_coef_, self.member_thresholds_, self.votes_, self._mode,
+            K.predict_ensemble(*rows(X), self.member_coef_, self.member_thresholds_, self.votes_, self._mode,
                                int(self.n_ranks), out)
         return out
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from .base import Interval, OnlineRanker, round_to_rank
+from .base import rows, Interval, OnlineRanker, round_to_rank
 
 
 class _ThresholdRanker(OnlineRanker):
@@ -24,7 +24,7 @@ class _ThresholdRanker(OnlineRanker):
 
     def _predict(self, X: np.ndarray) -> np.ndarray:
         out = np.empty(X.shape[0], dtype=np.int64)
-        K.predict_linear(X, self.coef_, self.thresholds_, out)
+        K.predict_linear(*rows(X), self.coef_, self.thresholds_, out)
         return out
 
 
@@ -50,7 +50,7 @@ class PRank(_ThresholdRanker):
 
     def _online(self, X, y):
         out = np.empty(X.shape[0], dtype=np.int64)
-        self.n_mistakes_ += int(K.prank_online(X, y, self.coef_, self.thresholds_, self._single, out))
+        self.n_mistakes_ += int(K.prank_online(*rows(X), y, self.coef_, self.thresholds_, self._single, out))
         return out
 
 
@@ -84,7 +84,7 @@ class NoPRank(_ThresholdRanker):
 
     def _online(self, X, y):
         out = np.empty(X.shape[0], dtype=np.int64)
-        K.noprank_online(X, y, self.coef_, self.thresholds_, float(self.beta), out, self.tau_sum_)
+        K.noprank_online(*rows(X), y, self.coef_, self.thresholds_, float(self.beta), out, self.tau_sum_)
         return out
 
 
@@ -123,7 +123,7 @@ class MuPRank(_ThresholdRanker):
 
     def _online(self, X, y):
         out = np.empty(X.shape[0], dtype=np.int64)
-        K.muprank_online(X, y, self.log_coef_, self.threshold_units_, self.threshold_shift_, float(self.eta), out)
+        K.muprank_online(*rows(X), y, self.log_coef_, self.threshold_units_, self.threshold_shift_, float(self.eta), out)
         return out
 
 
@@ -154,7 +154,7 @@ class VotedPRank(OnlineRanker):
         C = np.zeros(n_h + T)
         Wh[:n_h], Bh[:n_h], C[:n_h] = self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_
         out = np.empty(T, dtype=np.int64)
-        n_new = K.voted_prank_online(X, y, self.coef_, self.thresholds_, Wh, Bh, C, n_h, out)
+        n_new = K.voted_prank_online(*rows(X), y, self.coef_, self.thresholds_, Wh, Bh, C, n_h, out)
         self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_ = Wh[:n_new].copy(), Bh[:n_new].copy(), C[:n_new].copy()
         return out
 
@@ -163,10 +163,10 @@ class VotedPRank(OnlineRanker):
         self._check_fitted()
         X = self._check_X(X)
         out = np.empty(X.shape[0])
-        K.predict_voted(X, self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
+        K.predict_voted(*rows(X), self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
         return out
 
     def _predict(self, X):
         out = np.empty(X.shape[0])
-        K.predict_voted(X, self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
+        K.predict_voted(*rows(X), self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
         return round_to_rank(out, self.n_ranks)

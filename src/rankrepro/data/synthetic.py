@@ -49,7 +49,3 @@ def synthetic_hgo(n_train: int, n_test: int, rng: np.random.Generator, *, noise_
     Xtr, ytr = hgo_sample(n_train, rng, noise_sd=noise_sd, scale=scale, thresholds=thresholds)
     Xte, yte = hgo_sample(n_test, rng, noise_sd=noise_sd, scale=scale, thresholds=thresholds)
     return Split(Xtr, ytr, Xte, yte, n_ranks=len(thresholds) + 1)
-
-
-#: data-set builders by the name a ``dataset/*.yaml`` gives as ``builder``
-BUILDERS = {"synthetic_hgo": synthetic_hgo}

@@ -57,7 +57,7 @@ def list_experiments(config_dir: str | os.PathLike | None = None) -> list[str]:
     root = Path(config_dir) if config_dir else find_config_dir()
     exp_dir = root / "experiment"
     return sorted(str(p.relative_to(exp_dir).with_suffix("")).replace(os.sep, "/")
-                  for p in exp_dir.rglob("*.yaml"))
+                  for p in exp_dir.rglob("*.yaml") if not p.name.startswith("_"))
 
 
 def list_scales(config_dir: str | os.PathLike | None = None) -> list[str]:
@@ -221,7 +221,7 @@ def _require(name: str, key: str, ok: bool, message: str) -> None:
 def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
     from ..metrics import METRICS
     from ..protocols import PROTOCOLS
-    from ..data.synthetic import BUILDERS
+    from ..data.builders import BUILDERS, INJECTED
 
     e = cfg.experiment
     paper, artefact = name.split("/", 1)
@@ -245,6 +245,7 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
         _require(name, "experiment.n_test", e.n_test >= 1, "a test metric needs n_test >= 1")
     if e.kind == "figure":
         _require(name, "experiment.figure", e.figure is not None, "a figure experiment needs a 'figure' block")
+    # a table may carry a figure block too (Harrington's Table 2 and Fig. 3 share their runs)
 
     s = cfg.scale
     for key in ("max_trials", "max_train", "max_test", "curve_points"):
@@ -262,8 +263,13 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
     _require(name, "dataset.n_ranks", d.n_ranks >= 2, f"must be >= 2, got {d.n_ranks}")
     sig = inspect.signature(BUILDERS[d.builder])
     for k in d.params:
-        _require(name, f"dataset.params.{k}", k in sig.parameters and sig.parameters[k].kind == inspect.Parameter.KEYWORD_ONLY,
+        _require(name, f"dataset.params.{k}", k not in INJECTED and k in sig.parameters
+                 and sig.parameters[k].kind == inspect.Parameter.KEYWORD_ONLY,
                  f"'{d.builder}' takes no parameter '{k}'")
+    needs_data = "data_path" in sig.parameters
+    _require(name, "dataset.source", needs_data == (d.source is not None),
+             f"builder '{d.builder}' {'needs' if needs_data else 'takes no'} downloaded data: "
+             f"{'set' if needs_data else 'remove'} dataset.source")
 
     _require(name, "algorithms", len(cfg.algorithms) > 0, "list at least one algorithm")
     cells: list[Cell] = []
@@ -304,14 +310,17 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
                  f"metric '{p.metric}' is not computed by this experiment")
         _check_selector(name, f"experiment.published[{i}].select", OmegaConf.to_container(p.select), cells, exactly_one=True)
     for i, c in enumerate(e.claims):
-        _require(name, f"experiment.claims[{i}].kind", c.kind in ("less", "monotone"),
-                 f"'{c.kind}' must be 'less' or 'monotone'")
+        _require(name, f"experiment.claims[{i}].kind", c.kind in ("less", "monotone", "argmin", "spread"),
+                 f"'{c.kind}' must be 'less', 'monotone', 'argmin' or 'spread'")
         _require(name, f"experiment.claims[{i}].metric", c.metric in metrics,
                  f"metric '{c.metric}' is not computed by this experiment")
         _check_selector(name, f"experiment.claims[{i}].lhs", OmegaConf.to_container(c.lhs), cells)
         if c.kind == "less":
             _check_selector(name, f"experiment.claims[{i}].rhs", OmegaConf.to_container(c.rhs), cells)
-        else:
+        elif c.kind == "argmin":
+            _require(name, f"experiment.claims[{i}].over", c.over is not None, "an argmin claim needs 'over'")
+            _require(name, f"experiment.claims[{i}].expect", c.expect is not None, "an argmin claim needs 'expect'")
+        elif c.kind == "monotone":
             _require(name, f"experiment.claims[{i}].over", c.over is not None, "a monotone claim needs 'over'")
             _require(name, f"experiment.claims[{i}].stat", c.stat in ("mean", "ci"), "must be 'mean' or 'ci'")
             _require(name, f"experiment.claims[{i}].direction", c.direction in ("increasing", "decreasing"),

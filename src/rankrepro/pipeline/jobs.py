@@ -44,11 +44,12 @@ def _logger(log_path: str | None) -> Callable[[str], None]:
 
 
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
-                 log: str | None = None) -> None:
+                 log: str | None = None, data: list[str] | None = None) -> None:
     exp = load_experiment(experiment, scale, config_dir=config_dir)
     logger = _logger(log)
-    logger(f"{experiment} [{scale}] {cell}: {exp.n_trials} trials x {exp.n_train} rounds on {threads} worker(s)")
-    df = run_cell(exp, cell, n_jobs=threads, progress=logger)
+    logger(f"{experiment} [{scale}] {cell}: {exp.n_trials} trials x {exp.n_train} rounds on {threads} worker(s)"
+           + (f" on {data[0]}" if data else ""))
+    df = run_cell(exp, cell, n_jobs=threads, progress=logger, data_path=data[0] if data else None)
     write_parquet(df, output)
 
 

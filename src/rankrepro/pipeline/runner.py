@@ -40,7 +40,7 @@ def trial_seeds(root_seed: int, trial: int, cell_id: str) -> tuple[np.random.See
     return data, algo
 
 
-def trial_spec(exp: Experiment, cell: Cell, trial: int) -> TrialSpec:
+def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = None) -> TrialSpec:
     d = exp.cfg.dataset
     data_seed, algo_seed = trial_seeds(int(exp.cfg.experiment.seed), trial, cell.id)
     return TrialSpec(
@@ -48,7 +48,7 @@ def trial_spec(exp: Experiment, cell: Cell, trial: int) -> TrialSpec:
         builder_params=OmegaConf.to_container(d.params), n_ranks=int(d.n_ranks),
         features=exp.cfg.experiment.features, n_train=exp.n_train, n_test=exp.n_test,
         curve_points=exp.curve_points, metrics=tuple(exp.cfg.experiment.metrics),
-        data_seed=data_seed, algo_seed=algo_seed,
+        data_seed=data_seed, algo_seed=algo_seed, data_path=data_path,
     )
 
 
@@ -56,13 +56,28 @@ def _run_one(protocol: str, spec: TrialSpec, trial: int):
     return trial, PROTOCOLS[protocol](spec)
 
 
+def default_data_path(exp: Experiment) -> str | None:
+    """The processed data an experiment runs on: its own data set or the substitute."""
+    if exp.cfg.dataset.source is None:
+        return None
+    from .catalog import data_status
+
+    st = data_status(exp)
+    if not st.runnable:
+        raise FileNotFoundError(f"{exp.name}: {st.reason}. {st.how_to_obtain}")
+    return f"data/processed/{st.used}/data.npz"
+
+
 def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[int] | None = None,
-             backend: str = "loky", progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+             backend: str = "loky", progress: Callable[[str], None] | None = None,
+             data_path: str | None = None) -> pd.DataFrame:
     """All trials of one cell as a tidy frame (one row per trial, metric and round)."""
     cell = exp.cell(cell_id)
+    if data_path is None:
+        data_path = default_data_path(exp)
     trials = list(range(exp.n_trials)) if trials is None else list(trials)
     protocol = exp.cfg.experiment.protocol
-    specs = [(trial_spec(exp, cell, t), t) for t in trials]
+    specs = [(trial_spec(exp, cell, t, data_path), t) for t in trials]
     t0 = time.perf_counter()
     results: dict[int, list] = {}
     report_every = max(1, len(trials) // 10)

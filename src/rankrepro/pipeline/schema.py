@@ -74,7 +74,9 @@ class ClaimCfg:
     id: str = MISSING
     text: str = MISSING
     #: less: every lhs cell's value is below every rhs cell's (paired by ``match``);
-    #: monotone: ``stat`` moves in ``direction`` as parameter ``over`` grows, per algorithm
+    #: monotone: ``stat`` moves in ``direction`` as parameter ``over`` grows, per algorithm;
+    #: argmin: among the lhs cells the lowest has ``over`` equal to ``expect``;
+    #: spread: the lhs cells differ: the best one's 95% interval lies below the worst one's
     kind: str = MISSING
     metric: str = MISSING
     lhs: Dict[str, Any] = field(default_factory=dict)
@@ -87,6 +89,7 @@ class ClaimCfg:
     stat: str = "mean"
     over: Optional[str] = None
     direction: str = "increasing"
+    expect: Optional[float] = None
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..algorithms import FEATURE_MAPS, REGISTRY
-from ..data.synthetic import BUILDERS
+from ..data.builders import BUILDERS
 from ..metrics import checkpoints, online_rank_loss_curve, rank_loss
 
 
@@ -34,18 +34,22 @@ class TrialSpec:
     metrics: tuple[str, ...]
     data_seed: np.random.SeedSequence = field(hash=False)
     algo_seed: np.random.SeedSequence = field(hash=False)
+    #: the processed npz of downloaded data (None for generated data)
+    data_path: str | None = None
 
 
 def online_trial(spec: TrialSpec) -> list[tuple[str, int | None, float]]:
     data_rng = np.random.default_rng(spec.data_seed)
-    split = BUILDERS[spec.builder](spec.n_train, spec.n_test, data_rng, **spec.builder_params)
+    extra = {"data_path": spec.data_path} if spec.data_path is not None else {}
+    split = BUILDERS[spec.builder](spec.n_train, spec.n_test, data_rng, **spec.builder_params, **extra)
     phi = FEATURE_MAPS[spec.features]
     Xtr = phi(split.X_train)
     cls = REGISTRY[spec.estimator]
     params = dict(spec.params)
     if "seed" in cls._param_names():
         params["seed"] = spec.algo_seed
-    est = cls(n_ranks=spec.n_ranks, **params)
+    # the data fix the number of ranks (MovieLens has 5 where EachMovie has 6)
+    est = cls(n_ranks=split.n_ranks, **params)
     preds = est.fit_online(Xtr, split.y_train)
     rows: list[tuple[str, int | None, float]] = []
     if "online_rank_loss" in spec.metrics:

@@ -164,6 +164,29 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
         more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
         return ClaimResult(c["id"], c["text"], "not held",
                            f"failed {len(fails)} of {checks} comparisons, e.g. " + "; ".join(fails[:3]) + more, frac)
+    if c["kind"] in ("argmin", "spread"):
+        pts = []
+        for cell in lhs:
+            v = _values_at(summary, cell.id, metric, rounds)
+            if not v.empty:
+                r = v.iloc[-1]
+                pts.append((cell, float(r["mean"]), float(r["low"]), float(r["high"])))
+        if len(pts) < 2:
+            return ClaimResult(c["id"], c["text"], "not evaluable", "fewer than two cells with values")
+        desc = ", ".join(f"{cell.label} {m:.3f}" for cell, m, _, _ in pts)
+        best = min(pts, key=lambda p: p[1])
+        if c["kind"] == "argmin":
+            over, want = c["over"], c.get("expect")
+            got = best[0].params.get(over)
+            held = got is not None and want is not None and float(got) == float(want)
+            return ClaimResult(c["id"], c["text"], "held" if held else "not held",
+                               f"lowest at {over}={got} (claimed {want}): {desc}")
+        worst = max(pts, key=lambda p: p[1])
+        held = best[3] < worst[2]  # the best's interval lies entirely below the worst's
+        return ClaimResult(c["id"], c["text"], "held" if held else "not held",
+                           f"best {best[0].label} {best[1]:.3f} (+-{best[3] - best[1]:.3f}), worst {worst[0].label} "
+                           f"{worst[1]:.3f} (+-{worst[3] - worst[1]:.3f}); intervals "
+                           f"{'separated' if held else 'overlap'}: {desc}")
     # monotone
     over, stat = c["over"], c.get("stat", "mean")
     col = "mean" if stat == "mean" else "ci"
