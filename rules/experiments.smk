@@ -45,6 +45,7 @@ rule aggregate:
 rule figure:
     input:
         summary=out("results/{paper}/{artefact}.csv"),
+        record=out("results/{paper}/{artefact}.json"),
     output:
         png=out("figures/{paper}/{artefact}.png"),
         pdf=out("figures/{paper}/{artefact}.pdf"),

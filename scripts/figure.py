@@ -3,4 +3,4 @@ from rankrepro.pipeline.jobs import job_figure
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 job_figure(sm.params.experiment, sm.params.scale, sm.params.config_dir, sm.input.summary, sm.output.png,
-           sm.output.pdf)
+           sm.output.pdf, record=sm.input.record)

@@ -79,13 +79,14 @@ def job_preprocess(dataset: str, options: dict | None = None, log: str | None = 
     preprocess(dataset, params=options)
 
 
-def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, png: str, pdf: str) -> None:
+def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, png: str, pdf: str,
+               record: str | None = None) -> None:
     from ..report.figures import build_figure
 
     exp = load_experiment(experiment, scale, config_dir=config_dir)
     if exp.cfg.experiment.figure is None:
         raise ValueError(f"{experiment} is not a figure experiment")
-    build_figure(exp, summary_csv, png, pdf)
+    build_figure(exp, summary_csv, png, pdf, record)
 
 
 def job_report(json_paths: list[str], png_paths: list[str], scale: str, output: str) -> None:

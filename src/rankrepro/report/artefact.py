@@ -87,9 +87,9 @@ def _pm(mean, ci) -> str:
     return f"{mean:.3f} ± {ci:.3f}"
 
 
-def markdown(exp: Experiment, rows: list[dict], claims: list[dict]) -> str:
+def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: str | None = None) -> str:
     e = exp.cfg.experiment
-    lines = [f"# {e.title}", "", f"Data: {dataset_label(exp)}.  Scale: {exp.scale} "
+    lines = [f"# {e.title}", "", f"Data: {data_label or dataset_label(exp)}.  Scale: {exp.scale} "
              f"({exp.n_trials} trials, {exp.n_train} training rounds, {exp.n_test} test examples, root seed {e.seed}).",
              "", "Reproduced values are means over trials with 95% Student-t intervals; a published value is "
              "*consistent* when its interval overlaps the reproduced one.", ""]
@@ -137,7 +137,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "versions": provenance.versions(),
     }
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
-    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims)))
+    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"])))
     atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
     return record
 

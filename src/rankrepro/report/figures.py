@@ -3,7 +3,9 @@ algorithm, the mean over trials with its 95% interval as a band."""
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import matplotlib
 
@@ -20,7 +22,8 @@ from .artefact import dataset_label  # noqa: E402
 _LINESTYLES = ["-", "--", "-.", ":"]
 
 
-def draw(exp: Experiment, summary: pd.DataFrame):
+def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
+    """``data``: the artefact record's dataset entry (says whether a substitute was used)."""
     fig_cfg = exp.cfg.experiment.figure
     metric = fig_cfg.metric
     panels = list(fig_cfg.panels) or [OmegaConf.create({"title": "", "select": []})]
@@ -55,7 +58,9 @@ def draw(exp: Experiment, summary: pd.DataFrame):
         ax.grid(True, which="major", alpha=0.3)
         ax.set_title(panel.title, fontsize=10)
         ax.legend(fontsize=8, frameon=False)
-    sub = "" if exp.cfg.dataset.original else f"\n{dataset_label(exp)}"
+    original = exp.cfg.dataset.original if data is None else data["original"]
+    label = dataset_label(exp) if data is None else data["label"]
+    sub = "" if original else f"\n{label}"
     fig.suptitle(f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} trials, mean and 95% interval"
                  + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"), fontsize=10)
     fig.tight_layout()
@@ -63,10 +68,11 @@ def draw(exp: Experiment, summary: pd.DataFrame):
 
 
 def build_figure(exp: Experiment, summary_csv: str | os.PathLike, out_png: str | os.PathLike,
-                 out_pdf: str | os.PathLike) -> None:
+                 out_pdf: str | os.PathLike, record_json: str | os.PathLike | None = None) -> None:
     summary = pd.read_csv(summary_csv)
     summary["round"] = summary["round"].astype("Int64")
-    fig = draw(exp, summary)
+    data = json.loads(Path(record_json).read_text())["dataset"] if record_json else None
+    fig = draw(exp, summary, data)
     try:
         atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=150, metadata={"Software": None}))
         atomic_write(out_pdf, lambda tmp: fig.savefig(tmp, format="pdf",
