@@ -169,3 +169,56 @@ def test_rating_filters_and_centring():
     assert to_rank(np.array([0.0, 0.6, 1.0]), (0, 0.2, 0.4, 0.6, 0.8, 1)).tolist() == [1, 4, 6]
     with pytest.raises(ValueError):
         to_rank(np.array([0.3]), (0, 0.2, 0.4))
+
+
+@pytest.fixture
+def http_root(tmp_path):
+    """A real HTTP server on loopback serving tmp_path/www."""
+    import functools
+    import http.server
+    import threading
+
+    www = tmp_path / "www"
+    www.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(www))
+    handler.log_message = lambda *a, **k: None
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield www, f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
+def test_download_from_home_page_file_and_archive(tmp_path, http_root, monkeypatch):
+    import zipfile
+
+    www, base = http_root
+    (www / "u.data").write_text("1\t2\t3\t4\n")
+    with zipfile.ZipFile(www / "pack.zip", "w") as z:
+        z.writestr("pack/README", "readme\n")
+    monkeypatch.delenv(F.OFFLINE_ENV, raising=False)
+    entry = DatasetEntry(name="web", title="web", home=base, licence="none",
+                         files={"u.data": F.sha256(www / "u.data"), "README": None},
+                         kind="ratings", reader="movielens_100k", data_files=("u.data",),
+                         urls={"u.data": f"{base}/u.data"},
+                         archive=registry.Archive(f"{base}/pack.zip", {"pack/README": "README"}))
+    monkeypatch.setitem(registry.REGISTRY, "web", entry)
+    paths = F.Paths.under(tmp_path / "data")
+    assert F.availability("web", paths, Path("/nonexistent")).state == "download"
+    with pytest.warns(UserWarning, match="no pinned sha256"):
+        man = F.fetch("web", paths=paths, mirror=Path("/nonexistent"), log=lambda m: None)
+    rec = json.loads(man.read_text())["files"]
+    assert rec["u.data"]["source"] == f"{base}/u.data" and "pack.zip" in rec["README"]["source"]
+    assert (paths.raw / "web" / "README").read_text() == "readme\n"
+    # a corrupted download is refused and kept apart
+    (www / "u.data").write_text("9\t9\t9\t9\n")
+    (paths.raw / "web" / "u.data").unlink()
+    with pytest.raises(F.ChecksumError, match="does not match"):
+        F.fetch("web", paths=paths, mirror=Path("/nonexistent"), log=lambda m: None)
+    assert any(p.name.startswith("u.data.") for p in (paths.quarantine / "web").iterdir())
+
+
+def test_download_retries_then_gives_up(tmp_path, monkeypatch):
+    monkeypatch.setattr(F.time, "sleep", lambda s: None)
+    with pytest.raises(F.DataUnavailable, match="after 3 tries"):
+        F.download("http://127.0.0.1:9/nothing", tmp_path / "x", retries=3, timeout=1)
