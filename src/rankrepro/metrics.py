@@ -55,3 +55,118 @@ def checkpoints(n_rounds: int, n_points: int) -> np.ndarray:
         raise ValueError("checkpoints: n_rounds must be >= 1")
     pts = np.unique(np.round(np.geomspace(1, n_rounds, num=max(2, n_points))).astype(np.int64))
     return np.unique(np.concatenate([[1], pts, [n_rounds]]))
+
+
+# -------------------------------------------------------------------------------------
+# ranked-list metrics (Elsas et al. 2008; LETOR's evaluation conventions)
+# -------------------------------------------------------------------------------------
+# Conventions, as LETOR's evaluation script computes them and as they reproduce the
+# worked example of Elsas et al. (2008), Sec. 3:
+#   * a list is the labels of the documents in ranked order (best first); labels are graded
+#     0, 1, 2, ...; for the binary measures (AP, RR, P@k, bpref, RankEff) "relevant" means
+#     label >= 1;
+#   * NDCG@k: gain 2^label - 1; discount 1 at rank 1 and 1/log2(r) at rank r >= 2
+#     (Jarvelin & Kekalainen); normalised by the DCG of the ideal ordering of the same
+#     query's labels; k beyond the list length uses the whole list;
+#   * a query without relevant documents scores 0 on every measure (LETOR's choice; it is
+#     counted in the mean over queries).
+def _discounts(n: int) -> np.ndarray:
+    r = np.arange(1, n + 1, dtype=float)
+    d = np.ones(n)
+    d[1:] = 1.0 / np.log2(r[1:])
+    return d
+
+
+def dcg_at(labels, k: int | None = None) -> float:
+    g = 2.0 ** np.asarray(labels, dtype=float) - 1.0
+    n = g.size if k is None else min(k, g.size)
+    return float(np.sum(g[:n] * _discounts(n)))
+
+
+def ndcg_at(labels, k: int | None = None) -> float:
+    labels = np.asarray(labels)
+    ideal = dcg_at(np.sort(labels)[::-1], k)
+    return 0.0 if ideal == 0 else dcg_at(labels, k) / ideal
+
+
+def average_precision(labels) -> float:
+    rel = np.asarray(labels) >= 1
+    if not rel.any():
+        return 0.0
+    hits = np.cumsum(rel)
+    ranks = np.flatnonzero(rel) + 1
+    return float(np.mean(hits[rel] / ranks))
+
+
+def reciprocal_rank(labels) -> float:
+    rel = np.flatnonzero(np.asarray(labels) >= 1)
+    return 0.0 if rel.size == 0 else 1.0 / (rel[0] + 1)
+
+
+def precision_at(labels, k: int) -> float:
+    rel = np.asarray(labels) >= 1
+    return float(rel[:k].sum() / k)
+
+
+def bpref(labels) -> float:
+    """Buckley & Voorhees (2004) as Elsas et al. write it: for each relevant document, one
+    minus the fraction of the first min(N, R) non-relevant documents ranked above it."""
+    lab = np.asarray(labels)
+    rel = lab >= 1
+    R, N = int(rel.sum()), int((~rel).sum())
+    if R == 0:
+        return 0.0
+    if N == 0:
+        return 1.0
+    m = min(N, R)
+    nonrel_above = np.cumsum(~rel)[rel]
+    return float(np.mean(1.0 - np.minimum(nonrel_above, m) / m))
+
+
+def rank_eff(labels) -> float:
+    """RankEff (Ahlgren & Gronqvist 2006): 1 - (discordant pairs) / (N R)."""
+    lab = np.asarray(labels)
+    rel = lab >= 1
+    R, N = int(rel.sum()), int((~rel).sum())
+    if R == 0:
+        return 0.0
+    if N == 0:
+        return 1.0
+    return float(np.mean(1.0 - np.cumsum(~rel)[rel] / N))
+
+
+def discordant_pairs(labels) -> int:
+    """Q: relevant/non-relevant pairs in the wrong order."""
+    rel = np.asarray(labels) >= 1
+    return int(np.cumsum(~rel)[rel].sum())
+
+
+def ranked_labels(scores, labels) -> np.ndarray:
+    """Labels in the order of decreasing score; ties broken by the original order (stable),
+    so a constant scorer keeps the file order, as LETOR's tools do."""
+    order = np.argsort(-np.asarray(scores, dtype=float), kind="stable")
+    return np.asarray(labels)[order]
+
+
+LIST_METRICS = {
+    "map": average_precision,
+    "rr": reciprocal_rank,
+    "bpref": bpref,
+    "rank_eff": rank_eff,
+    **{f"ndcg@{k}": (lambda k: lambda lab: ndcg_at(lab, k))(k) for k in (1, 3, 5, 10)},
+    **{f"p@{k}": (lambda k: lambda lab: precision_at(lab, k))(k) for k in (1, 3, 5, 10)},
+}
+
+
+def per_query(scores, labels, qid, metrics=("map", "ndcg@1", "ndcg@5", "ndcg@10")) -> dict[str, np.ndarray]:
+    """Each metric for each query (queries in increasing qid order)."""
+    scores, labels, qid = np.asarray(scores), np.asarray(labels), np.asarray(qid)
+    order = np.argsort(qid, kind="stable")
+    qs = qid[order]
+    bounds = np.flatnonzero(np.diff(qs)) + 1
+    out = {m: [] for m in metrics}
+    for idx in np.split(order, bounds):
+        ranked = ranked_labels(scores[idx], labels[idx])
+        for m in metrics:
+            out[m].append(LIST_METRICS[m](ranked))
+    return {m: np.array(v) for m, v in out.items()}
