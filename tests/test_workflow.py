@@ -14,7 +14,7 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 ABSENT_DATASET = """\
 name: eachmovie_votes
-builder: synthetic_hgo
+builder: cf_viewer_stream
 source: eachmovie
 description: "EachMovie votes (withdrawn; no substitute in this test)"
 n_ranks: 6

@@ -20,12 +20,29 @@ class MetricSpec:
     #: kept at every checkpoint round (a curve) rather than once per trial
     curve: bool
     needs_test: bool
+    #: one value per test query (``round`` holds the query id): for paired tests, not summarised
+    per_query: bool = False
 
 
 METRICS: dict[str, MetricSpec] = {
     "online_rank_loss": MetricSpec("online_rank_loss", "time-averaged rank loss (1/T) sum_t |yhat_t - y_t| "
                                    "over the training stream, predictions made before each update", True, False),
     "test_rank_loss": MetricSpec("test_rank_loss", "mean |yhat - y| of the final rule on the test set", False, True),
+    # a given ranked list, evaluated exactly (Elsas et al. 2008, Sec. 3)
+    "list_discordant": MetricSpec("list_discordant", "Q, the number of misranked relevant/non-relevant pairs",
+                                  False, False),
+    "list_ndcg": MetricSpec("list_ndcg", "NDCG of the whole list", False, False),
+    "list_rr": MetricSpec("list_rr", "reciprocal rank", False, False),
+    "list_ap": MetricSpec("list_ap", "average precision", False, False),
+    # LETOR (Elsas et al. 2008): one trial = one fold
+    "valid_ndcg@10": MetricSpec("valid_ndcg@10", "validation NDCG@10 after each training step", True, False),
+    "valid_map": MetricSpec("valid_map", "validation MAP after each training step", True, False),
+    "train_seconds": MetricSpec("train_seconds", "wall-clock training time of the fold (s)", False, False),
+    "selected_step": MetricSpec("selected_step", "training step chosen by validation NDCG@10", False, False),
+    **{f"test_{m}": MetricSpec(f"test_{m}", f"test {m.upper()} at the selected step, mean over the fold's "
+                                             "test queries", False, False) for m in ("map", "ndcg@1", "ndcg@5", "ndcg@10")},
+    **{f"query_{m}": MetricSpec(f"query_{m}", f"test {m.upper()} of each test query", False, False, True)
+       for m in ("map", "ndcg@1", "ndcg@5", "ndcg@10")},
 }
 
 

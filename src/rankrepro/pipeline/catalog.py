@@ -230,7 +230,12 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
              f"'{e.artefact}' must equal the file name '{artefact}'")
     _require(name, "experiment.kind", e.kind in ("table", "figure"), f"'{e.kind}' must be 'table' or 'figure'")
     _require(name, "experiment.n_trials", e.n_trials >= 1, f"must be >= 1, got {e.n_trials}")
-    _require(name, "experiment.n_train", e.n_train >= 1, f"must be >= 1, got {e.n_train}")
+    if e.protocol == "ranked_list":
+        pass  # exact: no data, no sizes
+    elif e.protocol == "letor":  # a trial is a fold; the folds fix the sizes
+        _require(name, "experiment.n_trials", e.n_trials <= 5, f"LETOR has 5 folds, got {e.n_trials}")
+    else:
+        _require(name, "experiment.n_train", e.n_train >= 1, f"must be >= 1, got {e.n_train}")
     _require(name, "experiment.n_test", e.n_test >= 0, f"must be >= 0, got {e.n_test}")
     _require(name, "experiment.seed", e.seed >= 0, f"must be >= 0, got {e.seed}")
     _require(name, "experiment.curve_points", e.curve_points >= 1, f"must be >= 1, got {e.curve_points}")
@@ -272,11 +277,15 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
              f"{'set' if needs_data else 'remove'} dataset.source")
 
     _require(name, "algorithms", len(cfg.algorithms) > 0, "list at least one algorithm")
+    from ..algorithms.rankers import LISTS, RANKERS
+    from ..protocols import ESTIMATORS
+
+    family = {"rankers": RANKERS, "lists": LISTS, "online": REGISTRY}[ESTIMATORS[e.protocol]]
     cells: list[Cell] = []
     for key, a in cfg.algorithms.items():
-        _require(name, f"algorithms.{key}.estimator", a.estimator in REGISTRY,
-                 f"unknown estimator '{a.estimator}' (known: {sorted(REGISTRY)})")
-        est_cls = REGISTRY[a.estimator]
+        _require(name, f"algorithms.{key}.estimator", a.estimator in family,
+                 f"unknown estimator '{a.estimator}' for protocol '{e.protocol}' (known: {sorted(family)})")
+        est_cls = family[a.estimator]
         known = set(est_cls._param_names()) - {"n_ranks", "seed"}
         fixed = OmegaConf.to_container(a.params)
         grid = OmegaConf.to_container(a.grid)
@@ -293,7 +302,8 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
             swept = dict(zip(gkeys, combo))
             params = {**fixed, **swept}
             try:
-                est_cls(n_ranks=int(d.n_ranks), **params).validate()
+                extra = {"n_ranks": int(d.n_ranks)} if "n_ranks" in est_cls._param_names() else {}
+                est_cls(**extra, **params).validate()
             except ParamError as err:
                 where = "grid" if err.param in swept else "params"
                 idx = f"[{grid[err.param].index(err.value)}]" if where == "grid" else ""
@@ -325,10 +335,16 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
             _require(name, f"experiment.claims[{i}].stat", c.stat in ("mean", "ci"), "must be 'mean' or 'ci'")
             _require(name, f"experiment.claims[{i}].direction", c.direction in ("increasing", "decreasing"),
                      "must be 'increasing' or 'decreasing'")
+    for i, sg in enumerate(e.significance):
+        _check_selector(name, f"experiment.significance[{i}].against", OmegaConf.to_container(sg.against), cells,
+                        exactly_one=True)
+        _require(name, f"experiment.significance[{i}].level", 0 < sg.level < 1, "must lie in (0, 1)")
     if e.figure is not None:
         _require(name, "experiment.figure.metric", e.figure.metric in metrics,
                  f"metric '{e.figure.metric}' is not computed by this experiment")
         for i, panel in enumerate(e.figure.panels):
+            _require(name, f"experiment.figure.panels[{i}].metric", panel.metric is None or panel.metric in metrics,
+                     f"metric '{panel.metric}' is not computed by this experiment")
             for j, sel in enumerate(panel.select):
                 _check_selector(name, f"experiment.figure.panels[{i}].select[{j}]", OmegaConf.to_container(sel), cells)
 

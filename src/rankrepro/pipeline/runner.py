@@ -40,9 +40,18 @@ def trial_seeds(root_seed: int, trial: int, cell_id: str) -> tuple[np.random.See
     return data, algo
 
 
-def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = None) -> TrialSpec:
+def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = None):
     d = exp.cfg.dataset
     data_seed, algo_seed = trial_seeds(int(exp.cfg.experiment.seed), trial, cell.id)
+    if exp.cfg.experiment.protocol == "ranked_list":
+        from ..protocols.letor import ListSpec
+
+        return ListSpec(estimator=cell.estimator, params=dict(cell.params))
+    if exp.cfg.experiment.protocol == "letor":
+        from ..protocols.letor import LetorSpec
+
+        return LetorSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder, fold=trial + 1,
+                         metrics=tuple(exp.cfg.experiment.metrics), data_path=data_path, algo_seed=algo_seed)
     return TrialSpec(
         estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
         builder_params=OmegaConf.to_container(d.params), n_ranks=int(d.n_ranks),

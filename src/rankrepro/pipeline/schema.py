@@ -67,6 +67,8 @@ class PublishedCfg:
     #: for curve metrics: the round the value refers to (None: the last round)
     round: Optional[int] = None
     source: str = ""
+    #: significance marks printed beside the value in the paper (e.g. "*")
+    marks: str = ""
 
 
 @dataclass
@@ -90,11 +92,26 @@ class ClaimCfg:
     over: Optional[str] = None
     direction: str = "increasing"
     expect: Optional[float] = None
+    #: less: lhs * factor < rhs (e.g. "at least 45 times faster")
+    factor: float = 1.0
+
+
+@dataclass
+class SignificanceCfg:
+    """Mark a test metric when a cell beats the ``against`` cell: one-tailed paired t-test
+    over the test queries (per-query values ``query_<m>`` of ``test_<m>``)."""
+
+    against: Dict[str, Any] = MISSING
+    mark: str = MISSING
+    level: float = 0.05
 
 
 @dataclass
 class PanelCfg:
     title: str = ""
+    #: the panel's metric and y label (default: the figure's)
+    metric: Optional[str] = None
+    ylabel: Optional[str] = None
     #: selectors of the cells drawn (empty: every cell)
     select: List[Dict[str, Any]] = field(default_factory=list)
 
@@ -120,7 +137,8 @@ class ExperimentCfg:
     protocol: str = "online"
     features: str = "identity"
     n_trials: int = MISSING
-    n_train: int = MISSING
+    #: training rounds (online protocol); unused by the LETOR protocol, whose folds fix the sizes
+    n_train: int = 0
     n_test: int = 0
     seed: int = MISSING
     curve_points: int = 60
@@ -129,6 +147,7 @@ class ExperimentCfg:
     notes: List[str] = field(default_factory=list)
     published: List[PublishedCfg] = field(default_factory=list)
     claims: List[ClaimCfg] = field(default_factory=list)
+    significance: List[SignificanceCfg] = field(default_factory=list)
     figure: Optional[FigureCfg] = None
 
 

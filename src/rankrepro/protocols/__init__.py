@@ -1,8 +1,11 @@
 """How each paper uses an algorithm on data.  ``PROTOCOLS`` maps config names to trial
 functions ``f(spec: TrialSpec) -> list[(metric, round, value)]``."""
 
+from .letor import letor_trial, ranked_list_trial
 from .online import online_trial
 
-PROTOCOLS = {"online": online_trial}
+PROTOCOLS = {"online": online_trial, "letor": letor_trial, "ranked_list": ranked_list_trial}
+#: where each protocol finds its learners
+ESTIMATORS = {"online": "online", "letor": "rankers", "ranked_list": "lists"}
 
-__all__ = ["PROTOCOLS", "online_trial"]
+__all__ = ["ESTIMATORS", "PROTOCOLS", "letor_trial", "online_trial", "ranked_list_trial"]

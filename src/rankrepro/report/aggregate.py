@@ -29,6 +29,8 @@ def summarize(exp: Experiment, trials: pd.DataFrame) -> pd.DataFrame:
     labels = {c.id: c.label for c in exp.cells}
     order = {c.id: i for i, c in enumerate(exp.cells)}
     rows = []
+    per_q = [m for m in trials["metric"].unique() if METRICS[m].per_query]
+    trials = trials[~trials["metric"].isin(per_q)]
     key_round = trials["round"].fillna(-1)
     for (cell, metric, rnd), g in trials.groupby([trials["cell"], trials["metric"], key_round], sort=False):
         iv = t_interval(g["value"].to_numpy())
@@ -84,10 +86,11 @@ def compare_published(exp: Experiment, summary: pd.DataFrame) -> pd.DataFrame:
             "cell": cell.id, "label": cell.label, "metric": p.metric, "source": p.source,
             "published_mean": float(p.mean), "published_ci": None if p.ci is None else float(p.ci),
             "mean": rep.mean, "ci": rep.half_width, "n": rep.n, "difference": rep.mean - float(p.mean),
+            "marks": p.marks,
             "verdict": {True: "consistent", False: "differs", None: "no result"}[ok],
         })
     return pd.DataFrame(rows, columns=["cell", "label", "metric", "source", "published_mean", "published_ci",
-                                       "mean", "ci", "n", "difference", "verdict"])
+                                       "mean", "ci", "n", "difference", "verdict", "marks"])
 
 
 # -------------------------------------------------------------------------------------
@@ -149,7 +152,8 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
                     ra, rb = va.loc[r], vb.loc[r]
                     if isinstance(ra, pd.DataFrame):
                         ra, rb = ra.iloc[0], rb.iloc[0]
-                    ok = (ra["high"] < rb["low"]) if c.get("significant") else (ra["mean"] < rb["mean"])
+                    fac = float(c.get("factor") or 1.0)
+                    ok = (fac * ra["high"] < rb["low"]) if c.get("significant") else (fac * ra["mean"] < rb["mean"])
                     checks += 1
                     if not ok:
                         fails.append(f"{a.label} {ra['mean']:.3f} (+-{ra['ci']:.3f}) vs {b.label} "
@@ -158,12 +162,23 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
             return ClaimResult(c["id"], c["text"], "not evaluable",
                                "no comparable values (rounds outside this run's range?)")
         frac = 1 - len(fails) / checks
+        ratios = ""
+        if float(c.get("factor") or 1.0) != 1.0:
+            rs = []
+            for a in lhs:
+                for b in rhs:
+                    va = _values_at(summary, a.id, metric, rounds)
+                    vb = _values_at(summary, b.id, metric, rounds)
+                    if not va.empty and not vb.empty and va.iloc[-1]["mean"] > 0:
+                        rs.append(f"{b.label} / {a.label} = {vb.iloc[-1]['mean'] / va.iloc[-1]['mean']:.1f}")
+            ratios = " (measured ratio: " + "; ".join(rs) + f"; claimed at least {c['factor']:g})"
         if not fails:
             ev = f"held in all {checks} comparisons ({', '.join(x.label for x in lhs)} vs {', '.join(x.label for x in rhs)})"
-            return ClaimResult(c["id"], c["text"], "held", ev, frac)
+            return ClaimResult(c["id"], c["text"], "held", ev + ratios, frac)
         more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
         return ClaimResult(c["id"], c["text"], "not held",
-                           f"failed {len(fails)} of {checks} comparisons, e.g. " + "; ".join(fails[:3]) + more, frac)
+                           f"failed {len(fails)} of {checks} comparisons, e.g. " + "; ".join(fails[:3]) + more + ratios,
+                           frac)
     if c["kind"] in ("argmin", "spread"):
         pts = []
         for cell in lhs:
@@ -242,3 +257,31 @@ def _clean(o):
 def dumps(obj) -> str:
     """JSON with NaN/inf written as null."""
     return json.dumps(_clean(obj), indent=2, allow_nan=False)
+
+
+def significance_marks(exp: Experiment, trials: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(cell, test metric) -> marks: for each configured baseline, its mark when the cell's
+    per-query values are greater in a one-tailed paired t-test at the configured level."""
+    from scipy import stats as st
+
+    out: dict[tuple[str, str], str] = {}
+    sigs = exp.cfg.experiment.significance
+    if not len(sigs):
+        return out
+    pq = trials[trials["metric"].str.startswith("query_")]
+    for sg in sigs:
+        base = select(exp.cells, OmegaConf.to_container(sg.against))[0]
+        for m in pq["metric"].unique():
+            b = pq[(pq["cell"] == base.id) & (pq["metric"] == m)].set_index("round")["value"]
+            for cell in exp.cells:
+                if cell.id == base.id:
+                    continue
+                a = pq[(pq["cell"] == cell.id) & (pq["metric"] == m)].set_index("round")["value"]
+                common = a.index.intersection(b.index)
+                if len(common) < 2 or np.allclose(a[common].to_numpy(), b[common].to_numpy()):
+                    continue
+                p = st.ttest_rel(a[common].to_numpy(), b[common].to_numpy(), alternative="greater").pvalue
+                if p < sg.level:
+                    key = (cell.id, "test_" + m[len("query_"):])
+                    out[key] = out.get(key, "") + sg.mark
+    return out

@@ -14,7 +14,8 @@ from .. import provenance
 from ..metrics import METRICS
 from ..pipeline.catalog import Experiment
 from ..pipeline.runner import atomic_write
-from .aggregate import claims_to_json, compare_published, dumps, evaluate_claims, final_rows, summarize
+from .aggregate import (claims_to_json, compare_published, dumps, evaluate_claims, final_rows, significance_marks,
+                        summarize)
 
 
 def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
@@ -54,7 +55,8 @@ def dataset_record(exp: Experiment, data: dict | None) -> dict:
     return rec
 
 
-def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame) -> list[dict]:
+def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame,
+               marks: dict | None = None) -> list[dict]:
     """Per cell and metric: the final (or scalar) value with its interval, and the published
     value with a verdict where the paper gives one."""
     rows = []
@@ -75,6 +77,8 @@ def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame)
                 "difference": None if p is None else float(p["difference"]),
                 "verdict": None if p is None else p["verdict"],
                 "source": None if p is None else p["source"],
+                "marks": (marks or {}).get((cell.id, metric), ""),
+                "published_marks": None if p is None else p.get("marks", ""),
             })
     return rows
 
@@ -102,8 +106,10 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
                   "|---|---|---|---|---|"]
         for r in mrows:
             pub = _pm(r["published_mean"], r["published_ci"]) if r["published_mean"] is not None else "-"
+            pub += r.get("published_marks") or ""
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "-"
-            lines.append(f"| {r['label']} | {_pm(r['mean'], r['ci'])} | {pub} | {diff} | {r['verdict'] or '-'} |")
+            lines.append(f"| {r['label']} | {_pm(r['mean'], r['ci'])}{r.get('marks', '')} | {pub} | {diff} | "
+                         f"{r['verdict'] or '-'} |")
         lines.append("")
     if claims:
         lines += ["## Claims", ""]
@@ -124,7 +130,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     summary = summarize(exp, trials)
     comparison = compare_published(exp, summary)
     claims = claims_to_json(evaluate_claims(exp, summary))
-    rows = table_rows(exp, summary, comparison)
+    rows = table_rows(exp, summary, comparison, significance_marks(exp, trials))
     e = exp.cfg.experiment
     record = {
         "name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,

@@ -25,10 +25,10 @@ _LINESTYLES = ["-", "--", "-.", ":"]
 def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     """``data``: the artefact record's dataset entry (says whether a substitute was used)."""
     fig_cfg = exp.cfg.experiment.figure
-    metric = fig_cfg.metric
     panels = list(fig_cfg.panels) or [OmegaConf.create({"title": "", "select": []})]
     fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.6), squeeze=False)
     for ax, panel in zip(axes[0], panels):
+        metric = panel.get("metric") or fig_cfg.metric
         sels = [OmegaConf.to_container(s) for s in panel.select] or [{}]
         cells = []
         for sel in sels:
@@ -50,10 +50,10 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
             ax.fill_between(x, s["low"], s["high"], color=line.get_color(), alpha=0.18, linewidth=0)
         ax.set_xscale(fig_cfg.xscale)
         ax.set_xlabel(fig_cfg.xlabel)
-        ax.set_ylabel(fig_cfg.ylabel)
+        ax.set_ylabel(panel.get("ylabel") or fig_cfg.ylabel)
         if fig_cfg.ylim is not None:
             ax.set_ylim(*fig_cfg.ylim)
-        else:
+        elif metric.endswith("rank_loss"):
             ax.set_ylim(bottom=0)  # a loss is never negative; a wide band must not suggest it
         ax.grid(True, which="major", alpha=0.3)
         ax.set_title(panel.title, fontsize=10)

@@ -80,9 +80,10 @@ def artefact_section(rec: dict, png: str | None) -> str:
                    "<th>published</th><th>difference</th><th>verdict</th><th>source</th></tr>")
         for r in rows:
             pub = _pm(r["published_mean"], r["published_ci"]) if r["published_mean"] is not None else "–"
+            pub += _e(r.get("published_marks") or "")
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "–"
             v = r["verdict"]
-            out.append(f"<tr><td>{_e(r['label'])}</td><td class=num>{_pm(r['mean'], r['ci'])}</td>"
+            out.append(f"<tr><td>{_e(r['label'])}</td><td class=num>{_pm(r['mean'], r['ci'])}{_e(r.get('marks') or '')}</td>"
                        f"<td class=num>{pub}</td><td class=num>{diff}</td>"
                        f'<td class="{_verdict_class(v)}">{_e(v or "–")}</td><td>{_e(r["source"] or "")}</td></tr>')
         out.append("</table>")

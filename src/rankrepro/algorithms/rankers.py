@@ -1,0 +1,285 @@
+"""Batch rankers of document lists for the LETOR experiments (Elsas et al. 2008).
+
+Every ranker has keyword-only hyperparameters validated like the online learners and one
+method, :meth:`iterate`, a generator that trains step by step and yields
+``(step, scores)`` after each step (a perceptron iteration, a boosting round, a value of C):
+the scores of the documents of each evaluation set, the first of which is the validation
+set (it also weights committee members).  The protocol picks the step by validation
+NDCG@10, as the paper does, and times the training.
+
+* ``perceptron`` (output: last, pocket, average, committee_A, committee_B): see
+  :mod:`rankrepro.algorithms.pairwise`; committee members are weighted by their validation
+  NDCG@10.
+* ``ranksvm``: Joachims' Ranking SVM on the pairwise differences (L1-loss linear SVM,
+  solved by dual coordinate descent, Hsieh et al. 2008); the step is the value of C.
+* ``rankboost``: RankBoost (Freund, Iyer, Schapire & Singer 2003) with threshold weak
+  rankers h(x) = [x_f > theta] on the distribution over preference pairs.
+* ``lambdamart``: LambdaMART through LightGBM's lambdarank objective -- not in the paper.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Iterator
+
+import numpy as np
+from numba import njit
+
+from .base import Interval, ParamError
+from .pairwise import PairwisePerceptron, committee_scores, make_pairs, mean_ndcg_columns
+
+EvalSet = tuple[np.ndarray, np.ndarray, np.ndarray]  # X, y, qid
+
+
+class BatchRanker:
+    name: ClassVar[str] = "batch_ranker"
+    _constraints: ClassVar[dict] = {}
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        import inspect
+
+        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    def get_params(self) -> dict:
+        return {k: getattr(self, k) for k in self._param_names()}
+
+    def validate(self) -> "BatchRanker":
+        for name, rule in self._constraints.items():
+            v = getattr(self, name)
+            ok = rule.check(v) if isinstance(rule, Interval) else rule(v)
+            if not ok:
+                raise ParamError(name, v, rule.describe() if isinstance(rule, Interval) else rule.__doc__,
+                                 type(self).__name__)
+        return self
+
+    def iterate(self, X, y, qid, evals: list[EvalSet]) -> Iterator[tuple[float, list[np.ndarray]]]:
+        raise NotImplementedError  # pragma: no cover
+
+
+def _outputs(v):
+    """one of the perceptron outputs"""
+    return v in ("last", "pocket", "average", "committee_A", "committee_B")
+
+
+class PerceptronRanker(BatchRanker):
+    name = "perceptron"
+    _constraints = {"n_iter": Interval(int, 1, None), "committee": Interval(int, 1, None),
+                    "alpha": Interval(float, 0.0, 1.0, left_open=True), "output": _outputs}
+
+    def __init__(self, *, output: str = "committee_A", n_iter: int = 50, committee: int = 30, alpha: float = 0.85,
+                 shuffle: bool = False, seed=None):
+        self.output, self.n_iter, self.committee, self.alpha, self.seed = output, n_iter, committee, alpha, seed
+        self.shuffle = shuffle
+
+    def iterate(self, X, y, qid, evals):
+        import time
+
+        t0 = time.perf_counter()
+        p = PairwisePerceptron(n_iter=self.n_iter, committee=self.committee, alpha=self.alpha, shuffle=self.shuffle,
+                               seed=self.seed)
+        p.start(X, y, qid)
+        #: time spent learning (pair construction and passes), without per-step evaluation
+        self.train_seconds_ = time.perf_counter() - t0
+        Xv, yv, qv = evals[0]
+        for t in range(1, self.n_iter + 1):
+            t0 = time.perf_counter()
+            p.partial_fit_iteration()
+            self.train_seconds_ += time.perf_counter() - t0
+            if self.output.startswith("committee"):
+                W, _ = p.members()
+                weights = mean_ndcg_columns(Xv @ W.T, yv, qv, 10)
+                yield t, [committee_scores(W, weights, Xe, qe, self.output[-1]) for Xe, _, qe in evals]
+            else:
+                w = getattr(p, self.output)()
+                yield t, [Xe @ w for Xe, _, _ in evals]
+
+
+# -------------------------------------------------------------------------------------
+# Ranking SVM
+# -------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _xorshift(state):
+    x = state[0]
+    x ^= (x << np.uint64(13)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    x ^= x >> np.uint64(7)
+    x ^= (x << np.uint64(17)) & np.uint64(0xFFFFFFFFFFFFFFFF)
+    state[0] = x
+    return x
+
+
+@njit(cache=True, nogil=True)
+def _svm_dcd(D, C, max_pass, eps, state, alpha, w):
+    """L1-loss linear SVM dual coordinate descent on rows of D (labels all +1).  The
+    visiting order is reshuffled each pass by a xorshift generator seeded through
+    ``state`` (a one-element uint64 array), so a fit is repeatable bit for bit."""
+    P, d = D.shape
+    Q = np.empty(P)
+    for p in range(P):
+        s = 0.0
+        for j in range(d):
+            s += D[p, j] * D[p, j]
+        Q[p] = s
+    order = np.arange(P)
+    for it in range(max_pass):
+        for i in range(P - 1, 0, -1):  # Fisher-Yates
+            k = np.int64(_xorshift(state) % np.uint64(i + 1))
+            order[i], order[k] = order[k], order[i]
+        pg_max, pg_min = -np.inf, np.inf
+        for p in order:
+            if Q[p] == 0.0:
+                continue
+            G = -1.0
+            for j in range(d):
+                G += w[j] * D[p, j]
+            a = alpha[p]
+            if a == 0.0:
+                pg = min(G, 0.0)
+            elif a == C:
+                pg = max(G, 0.0)
+            else:
+                pg = G
+            pg_max = max(pg_max, pg)
+            pg_min = min(pg_min, pg)
+            if pg != 0.0:
+                na = min(max(a - G / Q[p], 0.0), C)
+                da = na - a
+                if da != 0.0:
+                    alpha[p] = na
+                    for j in range(d):
+                        w[j] += da * D[p, j]
+        if pg_max - pg_min < eps:
+            return it + 1
+    return max_pass
+
+
+class RankSVM(BatchRanker):
+    name = "ranksvm"
+
+    def _grid(v):
+        """a non-empty list of positive C values"""
+        return isinstance(v, (list, tuple)) and len(v) > 0 and all(isinstance(c, (int, float)) and c > 0 for c in v)
+
+    _constraints = {"C_grid": _grid, "max_pass": Interval(int, 1, None), "eps": Interval(float, 0.0, None, True)}
+
+    def __init__(self, *, C_grid=(0.001, 0.01, 0.1, 1.0), max_pass: int = 200, eps: float = 0.1, seed=None):
+        self.C_grid, self.max_pass, self.eps, self.seed = list(C_grid), max_pass, eps, seed
+
+    def fit_C(self, D: np.ndarray, C: float, seed: int) -> np.ndarray:
+        w = np.zeros(D.shape[1])
+        state = np.array([seed | 1], dtype=np.uint64)
+        self.passes_ = _svm_dcd(D, float(C), int(self.max_pass), float(self.eps), state, np.zeros(D.shape[0]), w)
+        return w
+
+    def iterate(self, X, y, qid, evals):
+        import time
+
+        t0 = time.perf_counter()
+        hi, lo, _ = make_pairs(y, qid)
+        D = np.asarray(X, dtype=np.float64)[hi] - np.asarray(X, dtype=np.float64)[lo]
+        seed = int(np.random.default_rng(self.seed).integers(1, 2**62))
+        self.train_seconds_ = time.perf_counter() - t0
+        for C in self.C_grid:
+            t0 = time.perf_counter()
+            w = self.fit_C(D, C, seed)
+            self.train_seconds_ += time.perf_counter() - t0
+            yield C, [Xe @ w for Xe, _, _ in evals]
+
+
+# -------------------------------------------------------------------------------------
+# RankBoost
+# -------------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _rankboost_round(X, sorted_idx, hi, lo, Dp, pi):
+    """Best threshold weak ranker for the pair distribution Dp: returns (f, theta, r)."""
+    n, F = X.shape
+    pi[:] = 0.0
+    for p in range(hi.shape[0]):
+        pi[hi[p]] += Dp[p]
+        pi[lo[p]] -= Dp[p]
+    best_r, best_f, best_t = 0.0, 0, np.inf
+    for f in range(F):
+        acc = 0.0
+        for k in range(n - 1):  # documents in decreasing x_f; threshold between k and k+1
+            i = sorted_idx[k, f]
+            acc += pi[i]
+            v, v_next = X[i, f], X[sorted_idx[k + 1, f], f]
+            if v > v_next and abs(acc) > abs(best_r):
+                best_r, best_f, best_t = acc, f, 0.5 * (v + v_next)
+    return best_f, best_t, best_r
+
+
+class RankBoost(BatchRanker):
+    name = "rankboost"
+    _constraints = {"n_rounds": Interval(int, 1, None)}
+
+    def __init__(self, *, n_rounds: int = 300, seed=None):
+        self.n_rounds, self.seed = n_rounds, seed
+
+    def iterate(self, X, y, qid, evals):
+        X = np.asarray(X, dtype=np.float64)
+        hi, lo, _ = make_pairs(y, qid)
+        Dp = np.full(hi.size, 1.0 / max(hi.size, 1))
+        sorted_idx = np.ascontiguousarray(np.argsort(-X, axis=0, kind="stable"))
+        pi = np.zeros(X.shape[0])
+        scores = [np.zeros(Xe.shape[0]) for Xe, _, _ in evals]
+        self.weak_ = []
+        for t in range(1, self.n_rounds + 1):
+            f, theta, r = _rankboost_round(X, sorted_idx, hi, lo, Dp, pi)
+            r = float(np.clip(r, -1 + 1e-12, 1 - 1e-12))
+            a = 0.5 * np.log((1 + r) / (1 - r))
+            h = (X[:, f] > theta).astype(np.float64)
+            Dp = Dp * np.exp(a * (h[lo] - h[hi]))
+            Dp /= Dp.sum()
+            self.weak_.append((int(f), float(theta), float(a)))
+            for sc, (Xe, _, _) in zip(scores, evals):
+                sc += a * (Xe[:, f] > theta)
+            yield t, [sc.copy() for sc in scores]
+
+
+class LambdaMART(BatchRanker):
+    """LambdaMART (LightGBM, objective lambdarank) -- an extra row, not in the paper."""
+
+    name = "lambdamart"
+    _constraints = {"n_rounds": Interval(int, 1, None), "learning_rate": Interval(float, 0.0, None, True),
+                    "num_leaves": Interval(int, 2, None)}
+
+    def __init__(self, *, n_rounds: int = 300, learning_rate: float = 0.05, num_leaves: int = 15, seed=None):
+        self.n_rounds, self.learning_rate, self.num_leaves, self.seed = n_rounds, learning_rate, num_leaves, seed
+
+    def iterate(self, X, y, qid, evals):
+        import lightgbm as lgb
+
+        order = np.argsort(qid, kind="stable")
+        groups = np.unique(qid[order], return_counts=True)[1]
+        seed = int(np.random.default_rng(self.seed).integers(2**31 - 1))
+        params = {"objective": "lambdarank", "learning_rate": self.learning_rate, "num_leaves": self.num_leaves,
+                  "seed": seed, "num_threads": 1, "verbose": -1, "deterministic": True, "force_row_wise": True}
+        train = lgb.Dataset(X[order], label=y[order], group=groups)
+        model = lgb.train(params, train, num_boost_round=self.n_rounds)
+        for t in range(10, self.n_rounds + 1, 10):
+            yield t, [model.predict(Xe, num_iteration=t) for Xe, _, _ in evals]
+
+
+RANKERS: dict[str, type[BatchRanker]] = {c.name: c for c in (PerceptronRanker, RankSVM, RankBoost, LambdaMART)}
+
+
+class FixedList(BatchRanker):
+    """A given ranked list of relevant (R) and non-relevant (N) documents, best first: the
+    worked example of Elsas et al. (2008), Sec. 3, evaluated exactly."""
+
+    name = "fixed_list"
+
+    def _rn(v):
+        """a non-empty string of R and N"""
+        return isinstance(v, str) and len(v) > 0 and set(v) <= {"R", "N"}
+
+    _constraints = {"ranking": _rn}
+
+    def __init__(self, *, ranking: str = "RN"):
+        self.ranking = ranking
+
+    def labels(self) -> np.ndarray:
+        return np.array([1 if c == "R" else 0 for c in self.ranking])
+
+
+LISTS: dict[str, type[BatchRanker]] = {FixedList.name: FixedList}
