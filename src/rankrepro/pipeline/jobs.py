@@ -25,6 +25,8 @@ def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
         "n_test": exp.n_test, "curve_points": exp.curve_points, "metrics": list(e.metrics),
         "dataset": OmegaConf.to_container(exp.cfg.dataset),
     }
+    if exp.max_steps is not None:  # only when a scale caps LETOR steps (keeps older fingerprints valid)
+        payload["max_steps"] = exp.max_steps
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -47,8 +49,9 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
                  log: str | None = None, data: list[str] | None = None) -> None:
     exp = load_experiment(experiment, scale, config_dir=config_dir)
     logger = _logger(log)
-    logger(f"{experiment} [{scale}] {cell}: {exp.n_trials} trials x {exp.n_train} rounds on {threads} worker(s)"
-           + (f" on {data[0]}" if data else ""))
+    size = (f"{exp.n_trials} folds" if exp.cfg.experiment.protocol == "letor"
+            else f"{exp.n_trials} trials x {exp.n_train} rounds")
+    logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else ""))
     df = run_cell(exp, cell, n_jobs=threads, progress=logger, data_path=data[0] if data else None)
     write_parquet(df, output)
 

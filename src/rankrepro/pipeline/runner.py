@@ -51,7 +51,8 @@ def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = 
         from ..protocols.letor import LetorSpec
 
         return LetorSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder, fold=trial + 1,
-                         metrics=tuple(exp.cfg.experiment.metrics), data_path=data_path, algo_seed=algo_seed)
+                         metrics=tuple(exp.cfg.experiment.metrics), data_path=data_path, algo_seed=algo_seed,
+                         max_steps=exp.max_steps)
     return TrialSpec(
         estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
         builder_params=OmegaConf.to_container(d.params), n_ranks=int(d.n_ranks),

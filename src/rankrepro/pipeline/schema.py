@@ -25,6 +25,8 @@ class ScaleCfg:
     max_train: Optional[int] = None
     max_test: Optional[int] = None
     curve_points: Optional[int] = None
+    #: LETOR protocol: stop each ranker after this many steps (iterations, rounds, values of C)
+    max_steps: Optional[int] = None
 
 
 @dataclass

@@ -32,6 +32,8 @@ class LetorSpec:
     metrics: tuple[str, ...]
     data_path: str
     algo_seed: np.random.SeedSequence = field(hash=False)
+    #: stop after this many steps (a smoke-scale cap); None runs the ranker's own schedule
+    max_steps: int | None = None
 
 
 def letor_trial(spec) -> list[tuple[str, int | None, float]]:
@@ -59,6 +61,8 @@ def letor_trial(spec) -> list[tuple[str, int | None, float]]:
         rows += [("valid_ndcg@10", step_i, nd), ("valid_map", step_i, mp)]
         if nd > best_val:
             best_val, best, best_step = nd, s_test, step
+        if spec.max_steps is not None and step_i >= spec.max_steps:
+            break
     q = per_query(best, fold.test.y, fold.test.qid, TEST_METRICS)
     qids = np.unique(fold.test.qid)
     for m in TEST_METRICS:

@@ -61,7 +61,8 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     original = exp.cfg.dataset.original if data is None else data["original"]
     label = dataset_label(exp) if data is None else data["label"]
     sub = "" if original else f"\n{label}"
-    fig.suptitle(f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} trials, mean and 95% interval"
+    unit = "folds" if exp.cfg.experiment.protocol == "letor" else "trials"
+    fig.suptitle(f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} {unit}, mean and 95% interval"
                  + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"), fontsize=10)
     fig.tight_layout()
     return fig
