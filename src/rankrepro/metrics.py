@@ -175,14 +175,18 @@ LIST_METRICS = {
 }
 
 
+def query_groups(qid) -> list[np.ndarray]:
+    """Row indices of each query, queries in increasing id order, rows in file order."""
+    qid = np.asarray(qid)
+    order = np.argsort(qid, kind="stable")
+    return np.split(order, np.flatnonzero(np.diff(qid[order])) + 1)
+
+
 def per_query(scores, labels, qid, metrics=("map", "ndcg@1", "ndcg@5", "ndcg@10")) -> dict[str, np.ndarray]:
     """Each metric for each query (queries in increasing qid order)."""
-    scores, labels, qid = np.asarray(scores), np.asarray(labels), np.asarray(qid)
-    order = np.argsort(qid, kind="stable")
-    qs = qid[order]
-    bounds = np.flatnonzero(np.diff(qs)) + 1
+    scores, labels = np.asarray(scores), np.asarray(labels)
     out = {m: [] for m in metrics}
-    for idx in np.split(order, bounds):
+    for idx in query_groups(qid):
         ranked = ranked_labels(scores[idx], labels[idx])
         for m in metrics:
             out[m].append(LIST_METRICS[m](ranked))

@@ -22,15 +22,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..metrics import query_groups
+
 
 def make_pairs(y: np.ndarray, qid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(more relevant index, less relevant index, eta_q) of every preference pair."""
     y = np.asarray(y)
-    qid = np.asarray(qid)
-    order = np.argsort(qid, kind="stable")
-    bounds = np.flatnonzero(np.diff(qid[order])) + 1
     hi, lo, eta = [], [], []
-    for idx in np.split(order, bounds):
+    for idx in query_groups(qid):
         yy = y[idx]
         a, b = np.nonzero(yy[:, None] > yy[None, :])
         if a.size == 0:
@@ -160,17 +159,12 @@ class PairwisePerceptron:
         return W, c
 
 
-def _query_groups(qid: np.ndarray) -> list[np.ndarray]:
-    order = np.argsort(qid, kind="stable")
-    return np.split(order, np.flatnonzero(np.diff(qid[order])) + 1)
-
-
 def borda(scores: np.ndarray, qid: np.ndarray) -> np.ndarray:
     """Borda points: in each query, n - (rank - 1) for the document at rank r.  ``scores``
     may be a matrix (documents x rankers): each column is ranked separately."""
     scores = np.asarray(scores, dtype=float)
     out = np.zeros(scores.shape)
-    for idx in _query_groups(qid):
+    for idx in query_groups(qid):
         r = np.argsort(np.argsort(-scores[idx], axis=0, kind="stable"), axis=0, kind="stable")
         out[idx] = idx.size - r
     return out
@@ -184,7 +178,7 @@ def mean_ndcg_columns(S: np.ndarray, y: np.ndarray, qid: np.ndarray, k: int = 10
 
     S = np.asarray(S, dtype=float)
     tot = np.zeros(S.shape[1])
-    groups = _query_groups(qid)
+    groups = query_groups(qid)
     for idx in groups:
         g = 2.0 ** y[idx].astype(float) - 1.0
         n = min(k, idx.size)

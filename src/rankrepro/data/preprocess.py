@@ -43,11 +43,10 @@ _READERS = {
 
 def query_minmax(X: np.ndarray, qid: np.ndarray) -> np.ndarray:
     """Scale every feature to [0, 1] within each query (constant features -> 0)."""
+    from ..metrics import query_groups
+
     out = np.zeros_like(X, dtype=np.float64)
-    order = np.argsort(qid, kind="stable")
-    qs = qid[order]
-    bounds = np.flatnonzero(np.diff(qs)) + 1
-    for idx in np.split(order, bounds):
+    for idx in query_groups(qid):
         block = X[idx]
         lo, hi = block.min(axis=0), block.max(axis=0)
         span = np.where(hi > lo, hi - lo, 1.0)
