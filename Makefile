@@ -22,7 +22,7 @@ reproduce: $(STAMP)
 
 ## every artefact tiny, end to end (outputs in runs/smoke/)
 smoke: $(STAMP)
-	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke
+	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke batch_cells=true
 
 ## the test suite
 test: $(STAMP)

@@ -21,6 +21,25 @@ rule run_cell:
         "../scripts/run_cell.py"
 
 
+rule run_all_cells:
+    input:
+        cell_data,
+    output:
+        out("results/{paper}/{artefact}/all_cells.parquet"),
+    log:
+        out("logs/{paper}/{artefact}.cells.log"),
+    params:
+        experiment="{paper}/{artefact}",
+        scale=SCALE,
+        config_dir=CONFIG_DIR,
+        fingerprint=experiment_fingerprint,
+    threads: 1
+    conda:
+        "../environment.yml"
+    script:
+        "../scripts/run_all_cells.py"
+
+
 rule aggregate:
     input:
         cells=cell_files,

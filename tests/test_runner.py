@@ -62,3 +62,13 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
     assert list(tmp_path.iterdir()) == []
     write_parquet(pd.DataFrame({"a": [1]}), target)
     assert pd.read_parquet(target)["a"].tolist() == [1]
+
+
+def test_batched_cells_equal_per_cell_runs(tmp_path, config_dir):
+    from rankrepro.pipeline.jobs import job_run_all_cells
+
+    out = tmp_path / "all.parquet"
+    job_run_all_cells("crammer_singer2005/fig6", "smoke", str(config_dir), str(out))
+    exp = load_experiment("crammer_singer2005/fig6", "smoke", config_dir=config_dir)
+    ref = pd.concat([run_cell(exp, c.id) for c in exp.cells], ignore_index=True)
+    pd.testing.assert_frame_equal(pd.read_parquet(out), ref, check_exact=True)

@@ -56,6 +56,19 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     write_parquet(df, output)
 
 
+def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str, threads: int = 1,
+                      log: str | None = None, data: list[str] | None = None) -> None:
+    """Every cell of one artefact in one process (the ``batch_cells`` option)."""
+    import pandas as pd
+
+    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    logger = _logger(log)
+    logger(f"{experiment} [{scale}]: {len(exp.cells)} cells in one job")
+    frames = [run_cell(exp, c.id, n_jobs=threads, progress=logger, data_path=data[0] if data else None)
+              for c in exp.cells]
+    write_parquet(pd.concat(frames, ignore_index=True), output)
+
+
 def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str], csv: str, md: str,
                   json_out: str, status: dict | None = None) -> None:
     """Aggregate the cells, or, when the data could not be had (``status['runnable']`` is
