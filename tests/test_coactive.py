@@ -1,0 +1,94 @@
+"""Coactive learning (Shivaswamy & Joachims 2012): Lemma 2, Theorem 1, batch and convex variants."""
+import numpy as np
+import pytest
+
+from rankrepro.algorithms import ParamError
+from rankrepro.algorithms.coactive import PreferencePerceptron, strictly_alpha_informative_item
+
+
+@pytest.mark.parametrize("T", [16, 64, 256])
+def test_lemma2_lower_bound(T):
+    """Contexts e_1..e_T, Y = {-1, +1}, phi(x, y) = y x; w* = -(y_1..y_T)/sqrt(T) built from the
+    learner's own outputs: every step has regret 2/sqrt(T), so REG_T = 2/sqrt(T) = Omega(1/sqrt(T)),
+    even though the feedback ybar = y* is strictly 1-informative."""
+    learner = PreferencePerceptron(n_features=T)
+    outputs = []
+    for t in range(T):
+        x = np.zeros(T)
+        x[t] = 1.0
+        s = learner.scores(np.stack([-x, x]))[0]  # objects y = -1, +1
+        y = 1.0 if s[1] >= s[0] else -1.0
+        outputs.append(y)
+        learner.update(((-y) * x - y * x)[None, :])  # feedback: the other label
+    w_star = -np.array(outputs) / np.sqrt(T)
+    regret = np.mean([abs(w_star[t]) - w_star[t] * outputs[t] for t in range(T)])
+    assert regret == pytest.approx(2 / np.sqrt(T))
+
+
+def simulate(rng, T, alpha, n_items=40, d=6, batch=1, variant="perceptron", radius=None):
+    items = rng.normal(size=(n_items, d))
+    items /= np.linalg.norm(items, axis=1, keepdims=True).max()  # R = 1
+    w_star = rng.normal(size=d)
+    U = items @ w_star
+    learner = PreferencePerceptron(n_features=d, batch=batch, variant=variant, radius=radius)
+    regrets = []
+    for _ in range(T):
+        y = int(np.argmax(learner.scores(items)[0]))
+        ybar = int(strictly_alpha_informative_item(U[None, :], np.array([y]), alpha)[0])
+        assert U[ybar] - U[y] >= alpha * (U.max() - U[y]) - 1e-12  # the feedback is strictly alpha-informative
+        regrets.append(U.max() - U[y])
+        learner.update((items[ybar] - items[y])[None, :])
+    return np.array(regrets), np.linalg.norm(w_star), learner
+
+
+@pytest.mark.parametrize("alpha", [0.1, 0.5, 1.0])
+@pytest.mark.parametrize("seed", range(3))
+def test_theorem1_regret_bound(alpha, seed):
+    rng = np.random.default_rng(seed)
+    reg, wn, _ = simulate(rng, 400, alpha)
+    for T in (10, 50, 100, 400):
+        assert reg[:T].mean() <= 2 * 1.0 * wn / (alpha * np.sqrt(T)) + 1e-9
+
+
+def test_batch_bound_and_convex_projection():
+    rng = np.random.default_rng(7)
+    reg, wn, _ = simulate(rng, 400, 0.5, batch=4)
+    for T in (40, 400):
+        assert reg[:T].mean() <= 2 * wn * np.sqrt(4) / (0.5 * np.sqrt(T))
+    reg, wn, learner = simulate(np.random.default_rng(8), 300, 0.5, variant="convex", radius=2.0)
+    assert np.linalg.norm(learner.W) <= 2.0 + 1e-12
+    assert reg[-100:].mean() <= reg[:100].mean()
+
+
+def test_feedback_is_the_lowest_qualifying_item():
+    U = np.array([[0.0, 1.0, 2.0, 3.0, 10.0]])
+    # presented item 1 (utility 1): best 10, alpha 0.2 needs >= 1 + 1.8 = 2.8 -> item 3 (3.0), not 4
+    assert strictly_alpha_informative_item(U, np.array([1]), 0.2).tolist() == [3]
+    assert strictly_alpha_informative_item(U, np.array([4]), 0.5).tolist() == [4]  # already the best
+    avail = np.array([[True, True, True, False, True]])
+    assert strictly_alpha_informative_item(U, np.array([1]), 0.2, avail).tolist() == [4]
+
+
+def test_users_vectorised_equal_one_by_one():
+    rng = np.random.default_rng(0)
+    items = rng.normal(size=(30, 5))
+    W_star = rng.normal(size=(4, 5))
+    U = W_star @ items.T
+    many = PreferencePerceptron(n_features=5, n_users=4)
+    single = [PreferencePerceptron(n_features=5) for _ in range(4)]
+    for _ in range(50):
+        y = np.argmax(many.scores(items), axis=1)
+        ybar = strictly_alpha_informative_item(U, y, 0.3)
+        many.update(items[ybar] - items[y])
+        for u, s in enumerate(single):
+            yu = int(np.argmax(s.scores(items)[0]))
+            assert yu == y[u]
+            s.update((items[ybar[u]] - items[yu])[None, :])
+    np.testing.assert_allclose(many.W, np.vstack([s.W for s in single]))
+
+
+def test_bad_parameters():
+    with pytest.raises(ParamError):
+        PreferencePerceptron(n_features=3, batch=0)
+    with pytest.raises(ParamError):
+        PreferencePerceptron(n_features=3, variant="convex")
