@@ -67,6 +67,8 @@ def test_feedback_is_the_lowest_qualifying_item():
     assert strictly_alpha_informative_item(U, np.array([4]), 0.5).tolist() == [4]  # already the best
     avail = np.array([[True, True, True, False, True]])
     assert strictly_alpha_informative_item(U, np.array([1]), 0.2, avail).tolist() == [4]
+    masked = np.where(avail, U, -np.inf)
+    assert strictly_alpha_informative_item(U, np.array([1]), 0.2, masked=masked).tolist() == [4]
 
 
 def test_users_vectorised_equal_one_by_one():
@@ -92,3 +94,26 @@ def test_bad_parameters():
         PreferencePerceptron(n_features=3, batch=0)
     with pytest.raises(ParamError):
         PreferencePerceptron(n_features=3, variant="convex")
+
+
+def test_movie_protocol_on_a_tiny_setup(monkeypatch):
+    """The simulation on a hand-made setup: regret >= 0, falls under alpha = 1, repeatable."""
+    from rankrepro.data import builders
+    from rankrepro.data.embedding import MovieSetup
+    from rankrepro.protocols.coactive import CoactiveSpec, coactive_movies_trial
+
+    rng = np.random.default_rng(0)
+    M = rng.normal(size=(60, 4))
+    W = rng.normal(size=(12, 4))
+    setup = MovieSetup(M, W, [(np.array([0, 1]), np.array([5.0, 1.0]))] * 12, 4, 1.0, 0.0)
+    monkeypatch.setitem(builders.BUILDERS, "tiny", lambda seed, data_path, **kw: setup)
+
+    def run(alpha, feedback="strict"):
+        spec = CoactiveSpec("preference_perceptron", {"feedback": feedback, "alpha": alpha}, "tiny", {}, 1, 0, 2,
+                            25, 10, "unused", np.random.SeedSequence(3))
+        return np.array([v for _, _, v in coactive_movies_trial(spec)])
+
+    a = run(1.0)
+    assert np.all(a >= 0) and a[-1] < a[0]
+    np.testing.assert_array_equal(a, run(1.0))
+    assert np.all(run(0.5, "noisy") >= 0)

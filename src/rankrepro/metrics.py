@@ -28,6 +28,9 @@ METRICS: dict[str, MetricSpec] = {
     "online_rank_loss": MetricSpec("online_rank_loss", "time-averaged rank loss (1/T) sum_t |yhat_t - y_t| "
                                    "over the training stream, predictions made before each update", True, False),
     "test_rank_loss": MetricSpec("test_rank_loss", "mean |yhat - y| of the final rule on the test set", False, True),
+    # coactive learning (Shivaswamy & Joachims 2012)
+    "regret": MetricSpec("regret", "average utility regret (1/T) sum_t [U(y*_t) - U(y_t)], mean over users", True,
+                         False),
     # a given ranked list, evaluated exactly (Elsas et al. 2008, Sec. 3)
     "list_discordant": MetricSpec("list_discordant", "Q, the number of misranked relevant/non-relevant pairs",
                                   False, False),

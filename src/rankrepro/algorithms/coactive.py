@@ -63,16 +63,49 @@ class PreferencePerceptron:
 
 
 def strictly_alpha_informative_item(utility: np.ndarray, presented: np.ndarray, alpha: float,
-                                    available: np.ndarray | None = None) -> np.ndarray:
+                                    available: np.ndarray | None = None,
+                                    masked: np.ndarray | None = None) -> np.ndarray:
     """For each user (row), the lowest-utility available item whose utility gain over the
     presented item is at least alpha times the largest possible gain (eq. 4).  When the
-    presented item is already the best, the feedback is the presented item itself."""
+    presented item is already the best, the feedback is the presented item itself.
+    ``masked`` (the utilities with unavailable items at -inf) may be passed instead of
+    ``available`` to save recomputing it every round."""
     U = np.asarray(utility, dtype=float)
-    avail = np.ones_like(U, dtype=bool) if available is None else np.asarray(available, dtype=bool)
+    if masked is None:
+        avail = np.ones_like(U, dtype=bool) if available is None else np.asarray(available, dtype=bool)
+        masked = np.where(avail, U, -np.inf)
     rows = np.arange(U.shape[0])
     u_pres = U[rows, presented]
-    u_best = np.where(avail, U, -np.inf).max(axis=1)
-    need = u_pres + alpha * (u_best - u_pres)
-    ok = avail & (U >= need[:, None] - 1e-12)
-    cand = np.where(ok, U, np.inf)
-    return np.argmin(cand, axis=1)
+    u_best = masked.max(axis=1)
+    need = u_pres + alpha * (u_best - u_pres) - 1e-12
+    return np.argmin(np.where(masked >= need[:, None], masked, np.inf), axis=1)
+
+
+class CoactiveLearner:
+    """Config-level description of a coactive cell: the learner (variant, batch, radius) and
+    the simulated user's feedback (``feedback``: strict with quality ``alpha``, or noisy)."""
+
+    name = "preference_perceptron"
+
+    def __init__(self, *, variant: str = "perceptron", batch: int = 1, radius: float | None = None,
+                 feedback: str = "strict", alpha: float = 1.0):
+        self.variant, self.batch, self.radius, self.feedback, self.alpha = variant, batch, radius, feedback, alpha
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        return ["variant", "batch", "radius", "feedback", "alpha"]
+
+    def validate(self) -> "CoactiveLearner":
+        if self.feedback not in ("strict", "noisy"):
+            raise ParamError("feedback", self.feedback, "must be 'strict' or 'noisy'", "CoactiveLearner")
+        if not Interval(float, 0.0, 1.0, left_open=True).check(self.alpha):
+            raise ParamError("alpha", self.alpha, "must be a number in (0, 1]", "CoactiveLearner")
+        PreferencePerceptron(n_features=1, variant=self.variant, batch=self.batch, radius=self.radius)
+        return self
+
+    def make(self, n_features: int, n_users: int) -> PreferencePerceptron:
+        return PreferencePerceptron(n_features=n_features, n_users=n_users, variant=self.variant, batch=self.batch,
+                                    radius=self.radius)
+
+
+COACTIVE = {CoactiveLearner.name: CoactiveLearner}

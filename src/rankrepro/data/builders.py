@@ -5,6 +5,7 @@ also take ``data_path`` (the processed npz), which the runner supplies.  The LET
 is ``f(fold, *, data_path) -> Fold``."""
 
 from .cf import cf_judges, cf_people, cf_viewer_stream
+from .embedding import coactive_movies
 from .letor import letor_fold
 from .synthetic import synthetic_hgo
 
@@ -21,6 +22,8 @@ BUILDERS = {
     "cf_viewer_stream": cf_viewer_stream,
     "letor_folds": letor_fold,
     "no_data": no_data,
+    # coactive movies: f(split_seed, *, data_path, ...) -> MovieSetup
+    "coactive_movies": coactive_movies,
 }
 
 #: parameters the runner injects (never set in a config)

@@ -278,10 +278,11 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
              f"{'set' if needs_data else 'remove'} dataset.source")
 
     _require(name, "algorithms", len(cfg.algorithms) > 0, "list at least one algorithm")
+    from ..algorithms.coactive import COACTIVE
     from ..algorithms.rankers import LISTS, RANKERS
     from ..protocols import ESTIMATORS
 
-    family = {"rankers": RANKERS, "lists": LISTS, "online": REGISTRY}[ESTIMATORS[e.protocol]]
+    family = {"rankers": RANKERS, "lists": LISTS, "online": REGISTRY, "coactive": COACTIVE}[ESTIMATORS[e.protocol]]
     cells: list[Cell] = []
     for key, a in cfg.algorithms.items():
         _require(name, f"algorithms.{key}.estimator", a.estimator in family,
@@ -321,8 +322,8 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
                  f"metric '{p.metric}' is not computed by this experiment")
         _check_selector(name, f"experiment.published[{i}].select", OmegaConf.to_container(p.select), cells, exactly_one=True)
     for i, c in enumerate(e.claims):
-        _require(name, f"experiment.claims[{i}].kind", c.kind in ("less", "monotone", "argmin", "spread"),
-                 f"'{c.kind}' must be 'less', 'monotone', 'argmin' or 'spread'")
+        _require(name, f"experiment.claims[{i}].kind", c.kind in ("less", "monotone", "argmin", "spread", "falls"),
+                 f"'{c.kind}' must be 'less', 'monotone', 'argmin', 'spread' or 'falls'")
         _require(name, f"experiment.claims[{i}].metric", c.metric in metrics,
                  f"metric '{c.metric}' is not computed by this experiment")
         _check_selector(name, f"experiment.claims[{i}].lhs", OmegaConf.to_container(c.lhs), cells)
@@ -331,6 +332,9 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
         elif c.kind == "argmin":
             _require(name, f"experiment.claims[{i}].over", c.over is not None, "an argmin claim needs 'over'")
             _require(name, f"experiment.claims[{i}].expect", c.expect is not None, "an argmin claim needs 'expect'")
+        elif c.kind == "falls":
+            _require(name, f"experiment.claims[{i}].expect", c.expect is not None and c.expect > 0,
+                     "a falls claim needs 'expect', the largest last/first ratio that counts as falling")
         elif c.kind == "monotone":
             _require(name, f"experiment.claims[{i}].over", c.over is not None, "a monotone claim needs 'over'")
             _require(name, f"experiment.claims[{i}].stat", c.stat in ("mean", "ci"), "must be 'mean' or 'ci'")

@@ -43,6 +43,13 @@ def trial_seeds(root_seed: int, trial: int, cell_id: str) -> tuple[np.random.See
 def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = None):
     d = exp.cfg.dataset
     data_seed, algo_seed = trial_seeds(int(exp.cfg.experiment.seed), trial, cell.id)
+    if exp.cfg.experiment.protocol == "coactive_movies":
+        from ..protocols.coactive import CoactiveSpec
+
+        return CoactiveSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
+                            builder_params=OmegaConf.to_container(d.params), split_seed=int(exp.cfg.experiment.seed),
+                            group=trial, n_groups=exp.n_trials, n_rounds=exp.n_train,
+                            curve_points=exp.curve_points, data_path=data_path, algo_seed=algo_seed)
     if exp.cfg.experiment.protocol == "ranked_list":
         from ..protocols.letor import ListSpec
 

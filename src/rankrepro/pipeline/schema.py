@@ -80,7 +80,8 @@ class ClaimCfg:
     #: less: every lhs cell's value is below every rhs cell's (paired by ``match``);
     #: monotone: ``stat`` moves in ``direction`` as parameter ``over`` grows, per algorithm;
     #: argmin: among the lhs cells the lowest has ``over`` equal to ``expect``;
-    #: spread: the lhs cells differ: the best one's 95% interval lies below the worst one's
+    #: spread: the lhs cells differ: the best one's 95% interval lies below the worst one's;
+    #: falls: each lhs cell's curve at the last checked round is <= expect x its value at the first
     kind: str = MISSING
     metric: str = MISSING
     lhs: Dict[str, Any] = field(default_factory=dict)
