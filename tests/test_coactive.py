@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from rankrepro.algorithms import ParamError
-from rankrepro.algorithms.coactive import PreferencePerceptron, strictly_alpha_informative_item
+from rankrepro.algorithms.coactive import CoactiveRankSVM, PreferencePerceptron, strictly_alpha_informative_item
 
 
 @pytest.mark.parametrize("T", [16, 64, 256])
@@ -111,9 +111,29 @@ def test_movie_protocol_on_a_tiny_setup(monkeypatch):
     def run(alpha, feedback="strict"):
         spec = CoactiveSpec("preference_perceptron", {"feedback": feedback, "alpha": alpha}, "tiny", {}, 1, 0, 2,
                             25, 10, "unused", np.random.SeedSequence(3))
-        return np.array([v for _, _, v in coactive_movies_trial(spec)])
+        return np.array([v for m, _, v in coactive_movies_trial(spec) if m == "regret"])
 
     a = run(1.0)
     assert np.all(a >= 0) and a[-1] < a[0]
     np.testing.assert_array_equal(a, run(1.0))
     assert np.all(run(0.5, "noisy") >= 0)
+
+
+def test_ranksvm_baseline_retrains_on_growth_and_cross_validates():
+    rng = np.random.default_rng(1)
+    svm = CoactiveRankSVM(3, min_cv_pairs=20, cv_folds=5, C_grid=(0.1, 10.0))
+    w_true = np.array([1.0, -2.0, 0.5])
+    sizes = []
+    for _ in range(80):
+        d = rng.normal(size=3)
+        svm.add_pair(d if d @ w_true > 0 else -d)
+        sizes.append(svm.trained_on)
+    # retrained at 1, 2, 3, ... then only when the pairs grew by 10%
+    changes = sorted(set(sizes))
+    assert changes[:3] == [1, 2, 3]
+    assert all(b >= 1.1 * a for a, b in zip(changes[10:], changes[11:]))
+    assert svm.n_fits > len(changes)  # cross-validation fits once 20 pairs were there
+    D = np.array(svm.pairs)
+    assert np.mean(D @ svm.w > 0) > 0.9
+    svm.add_pair(np.zeros(3))  # a feedback equal to the presentation adds no pair
+    assert len(svm.pairs) == 80

@@ -31,6 +31,7 @@ METRICS: dict[str, MetricSpec] = {
     # coactive learning (Shivaswamy & Joachims 2012)
     "regret": MetricSpec("regret", "average utility regret (1/T) sum_t [U(y*_t) - U(y_t)], mean over users", True,
                          False),
+    "wall_seconds": MetricSpec("wall_seconds", "wall-clock time of the simulation (s)", False, False),
     # a given ranked list, evaluated exactly (Elsas et al. 2008, Sec. 3)
     "list_discordant": MetricSpec("list_discordant", "Q, the number of misranked relevant/non-relevant pairs",
                                   False, False),

@@ -82,25 +82,31 @@ def strictly_alpha_informative_item(utility: np.ndarray, presented: np.ndarray, 
 
 
 class CoactiveLearner:
-    """Config-level description of a coactive cell: the learner (variant, batch, radius) and
-    the simulated user's feedback (``feedback``: strict with quality ``alpha``, or noisy)."""
+    """Config-level description of a coactive cell: the learner (``variant``: perceptron,
+    convex, or ranksvm -- the Ranking SVM baseline; batch, radius), the simulated user's
+    feedback (``feedback``: strict with quality ``alpha``, or noisy) and ``max_users``, the
+    number of users of each group simulated (None: all)."""
 
     name = "preference_perceptron"
 
     def __init__(self, *, variant: str = "perceptron", batch: int = 1, radius: float | None = None,
-                 feedback: str = "strict", alpha: float = 1.0):
+                 feedback: str = "strict", alpha: float = 1.0, max_users: int | None = None):
         self.variant, self.batch, self.radius, self.feedback, self.alpha = variant, batch, radius, feedback, alpha
+        self.max_users = max_users
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        return ["variant", "batch", "radius", "feedback", "alpha"]
+        return ["variant", "batch", "radius", "feedback", "alpha", "max_users"]
 
     def validate(self) -> "CoactiveLearner":
         if self.feedback not in ("strict", "noisy"):
             raise ParamError("feedback", self.feedback, "must be 'strict' or 'noisy'", "CoactiveLearner")
         if not Interval(float, 0.0, 1.0, left_open=True).check(self.alpha):
             raise ParamError("alpha", self.alpha, "must be a number in (0, 1]", "CoactiveLearner")
-        PreferencePerceptron(n_features=1, variant=self.variant, batch=self.batch, radius=self.radius)
+        if self.max_users is not None and not Interval(int, 1, None).check(self.max_users):
+            raise ParamError("max_users", self.max_users, "must be an integer >= 1 or null", "CoactiveLearner")
+        if self.variant != "ranksvm":
+            PreferencePerceptron(n_features=1, variant=self.variant, batch=self.batch, radius=self.radius)
         return self
 
     def make(self, n_features: int, n_users: int) -> PreferencePerceptron:
@@ -109,3 +115,52 @@ class CoactiveLearner:
 
 
 COACTIVE = {CoactiveLearner.name: CoactiveLearner}
+
+
+class CoactiveRankSVM:
+    """The Ranking SVM baseline of Shivaswamy & Joachims (2012), Sec. 5.1.2 / 5.2.2, for one
+    user: trained on the preference pairs (feedback over presented), retrained whenever the
+    pairs have grown by ``growth`` (10%); C = ``C_initial`` until ``min_cv_pairs`` pairs, then
+    chosen by ``cv_folds``-fold cross-validation (held-out pairwise accuracy) from ``C_grid``.
+    Between retrainings it presents with the last model."""
+
+    def __init__(self, n_features: int, *, C_grid=(0.01, 0.1, 1.0, 10.0, 100.0), C_initial: float = 100.0,
+                 min_cv_pairs: int = 50, cv_folds: int = 5, growth: float = 0.1, seed: int = 0):
+        self.w = np.zeros(n_features)
+        self.pairs: list[np.ndarray] = []
+        self.C_grid, self.C_initial, self.min_cv_pairs = list(C_grid), C_initial, min_cv_pairs
+        self.cv_folds, self.growth, self.seed = cv_folds, growth, seed
+        self.trained_on = 0
+        self.n_fits = 0
+
+    def _fit(self, D: np.ndarray, C: float) -> np.ndarray:
+        from .rankers import _svm_dcd
+
+        w = np.zeros(D.shape[1])
+        _svm_dcd(D, float(C), 200, 0.01, np.array([self.seed | 1], dtype=np.uint64), np.zeros(D.shape[0]), w)
+        self.n_fits += 1
+        return w
+
+    def add_pair(self, delta: np.ndarray) -> None:
+        if np.any(delta != 0):
+            self.pairs.append(np.asarray(delta, dtype=float))
+        n = len(self.pairs)
+        if n and (self.trained_on == 0 or n >= (1 + self.growth) * self.trained_on):
+            self.retrain()
+
+    def retrain(self) -> None:
+        D = np.array(self.pairs)
+        n = D.shape[0]
+        C = self.C_initial
+        if n >= self.min_cv_pairs:
+            fold = np.random.default_rng(self.seed + n).permutation(n) % self.cv_folds
+            acc = []
+            for c in self.C_grid:
+                hits = 0
+                for k in range(self.cv_folds):
+                    w = self._fit(D[fold != k], c)
+                    hits += int(np.sum(D[fold == k] @ w > 0))
+                acc.append(hits / n)
+            C = self.C_grid[int(np.argmax(acc))]
+        self.w = self._fit(D, C)
+        self.trained_on = n

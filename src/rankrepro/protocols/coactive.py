@@ -8,6 +8,11 @@ returns a movie as feedback; both leave the candidate set.  Regret of a round is
 utility (w*_u . m) of the best available movie minus that of the recommended one; the curve
 is the time-averaged regret (1/T) sum_t regret_t, averaged over the group's users.
 
+Learners: the preference perceptron (all users of the group at once) or the Ranking SVM
+baseline (one model per user, retrained on 10% growth; see
+:class:`~rankrepro.algorithms.coactive.CoactiveRankSVM`).  ``wall_seconds`` is the time of the
+simulation (the setup is shared and excluded).
+
 Feedback: ``strict`` -- the lowest-utility available movie that is still strictly
 alpha-informative; ``noisy`` -- a movie rated one higher than the presented one (the user's
 actual rating when there is one, else w*_u . m rounded to 1..5), drawn at random among the
@@ -20,9 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import time
+
 import numpy as np
 
-from ..algorithms.coactive import COACTIVE, strictly_alpha_informative_item
+from ..algorithms.coactive import COACTIVE, CoactiveRankSVM, strictly_alpha_informative_item
 from ..data.builders import BUILDERS
 from ..metrics import checkpoints
 
@@ -57,9 +64,16 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
     deal = np.random.default_rng(np.random.SeedSequence(spec.split_seed, spawn_key=(8,))).permutation(n_second)
     users = np.sort(deal[spec.group::spec.n_groups])
     cfg = COACTIVE[spec.estimator](**spec.params)
+    if cfg.max_users is not None:
+        users = users[: cfg.max_users]
     M = setup.M
     U = setup.W_star[users] @ M.T  # true utilities (users x movies)
-    learner = cfg.make(M.shape[1], users.size)
+    t0 = time.perf_counter()
+    if cfg.variant == "ranksvm":
+        svms = [CoactiveRankSVM(M.shape[1], seed=int(u)) for u in users]
+        learner = None
+    else:
+        learner = cfg.make(M.shape[1], users.size)
     avail = np.ones_like(U, dtype=bool)
     rows = np.arange(users.size)
     rng = np.random.default_rng(spec.algo_seed)
@@ -68,7 +82,7 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
     regret = np.zeros((users.size, T))
     Ua = U.copy()  # utilities with the removed movies at -inf
     for t in range(T):
-        S = learner.scores(M)
+        S = learner.scores(M) if learner is not None else np.stack([s.w for s in svms]) @ M.T
         S[~avail] = -np.inf
         y = np.argmax(S, axis=1)
         u_pres = U[rows, y]
@@ -85,11 +99,16 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
                     if cand.size:
                         ybar[k] = cand[rng.integers(cand.size)]
                         break
-        learner.update(M[ybar] - M[y])
+        if learner is not None:
+            learner.update(M[ybar] - M[y])
+        else:
+            for k, s in enumerate(svms):
+                s.add_pair(M[ybar[k]] - M[y[k]])
         avail[rows, y] = False
         avail[rows, ybar] = False
         Ua[rows, y] = -np.inf
         Ua[rows, ybar] = -np.inf
+    wall = time.perf_counter() - t0
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret, axis=1)[:, pts - 1] / pts
-    return [("regret", int(p), float(v)) for p, v in zip(pts, avg.mean(axis=0))]
+    return [("regret", int(p), float(v)) for p, v in zip(pts, avg.mean(axis=0))] + [("wall_seconds", None, wall)]
