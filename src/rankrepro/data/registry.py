@@ -229,6 +229,13 @@ REGISTRY: dict[str, DatasetEntry] = {e.name: e for e in [
         params={"n_features": 700, "max_label": 4, "layout": "yahoo"},
     ) for k in (1, 2)],
     DatasetEntry(
+        name="coactive-user-study", title="Click logs of the user study of Shivaswamy & Joachims (2012), Sec. 3.2",
+        home="https://www.cs.cornell.edu/people/tj/", licence="not public",
+        files={"clicks": None}, kind="ratings", reader="movielens_100k", data_files=("clicks",),
+        obtain="The click logs behind Fig. 1 of Shivaswamy & Joachims (2012) were collected in a user study and "
+               "were never published; the figure cannot be reproduced.",
+    ),
+    DatasetEntry(
         name="mslr-web10k", title="MSLR-WEB10K", home="https://www.microsoft.com/en-us/research/project/mslr/",
         licence="Microsoft Research; research use", files={f: None for f in _MSLR_FILES}, kind="letor",
         reader="letor", data_files=_MSLR_FILES,

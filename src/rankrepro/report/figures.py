@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -61,9 +62,12 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     original = exp.cfg.dataset.original if data is None else data["original"]
     label = dataset_label(exp) if data is None else data["label"]
     sub = "" if original else f"\n{label}"
-    unit = "folds" if exp.cfg.experiment.protocol == "letor" else "trials"
-    fig.suptitle(f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} {unit}, mean and 95% interval"
-                 + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"), fontsize=10)
+    unit = {"letor": "folds", "coactive_movies": "user groups"}.get(exp.cfg.experiment.protocol, "trials")
+    title = (f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} {unit}, mean and 95% interval"
+             + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"))
+    width = 75 * len(panels)  # characters that fit across the figure at this font size
+    title = "\n".join(textwrap.fill(line, width) for line in title.split("\n"))
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
