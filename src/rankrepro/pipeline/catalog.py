@@ -149,6 +149,7 @@ class Experiment:
     n_test: int
     curve_points: int
     max_steps: int | None = None
+    max_users: int | None = None
 
     @property
     def paper(self) -> str:
@@ -254,7 +255,7 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
     # a table may carry a figure block too (Harrington's Table 2 and Fig. 3 share their runs)
 
     s = cfg.scale
-    for key in ("max_trials", "max_train", "max_test", "curve_points", "max_steps"):
+    for key in ("max_trials", "max_train", "max_test", "curve_points", "max_steps", "max_users"):
         v = s.get(key)
         _require(name, f"scale.{key}", v is None or v >= 1, f"must be >= 1 or null, got {v}")
 
@@ -358,6 +359,7 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
         name=name, scale=scale, cfg=cfg, cells=cells,
         n_trials=cap(e.n_trials, s.max_trials), n_train=cap(e.n_train, s.max_train),
         n_test=cap(e.n_test, s.max_test), curve_points=s.curve_points or e.curve_points, max_steps=s.max_steps,
+        max_users=s.max_users,
     )
 
 

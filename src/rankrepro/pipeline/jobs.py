@@ -25,8 +25,9 @@ def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
         "n_test": exp.n_test, "curve_points": exp.curve_points, "metrics": list(e.metrics),
         "dataset": OmegaConf.to_container(exp.cfg.dataset),
     }
-    if exp.max_steps is not None:  # only when a scale caps LETOR steps (keeps older fingerprints valid)
-        payload["max_steps"] = exp.max_steps
+    for cap in ("max_steps", "max_users"):  # only when a scale sets them (keeps older fingerprints valid)
+        if getattr(exp, cap) is not None:
+            payload[cap] = getattr(exp, cap)
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -27,6 +27,8 @@ class ScaleCfg:
     curve_points: Optional[int] = None
     #: LETOR protocol: stop each ranker after this many steps (iterations, rounds, values of C)
     max_steps: Optional[int] = None
+    #: coactive protocol: simulate at most this many users per group
+    max_users: Optional[int] = None
 
 
 @dataclass

@@ -47,6 +47,8 @@ class CoactiveSpec:
     curve_points: int
     data_path: str
     algo_seed: np.random.SeedSequence = field(hash=False)
+    #: a scale's cap on the users simulated per group (None: no cap)
+    max_users: int | None = None
 
 
 def _noisy_ratings(setup, users: np.ndarray) -> np.ndarray:
@@ -64,8 +66,9 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
     deal = np.random.default_rng(np.random.SeedSequence(spec.split_seed, spawn_key=(8,))).permutation(n_second)
     users = np.sort(deal[spec.group::spec.n_groups])
     cfg = COACTIVE[spec.estimator](**spec.params)
-    if cfg.max_users is not None:
-        users = users[: cfg.max_users]
+    for cap in (cfg.max_users, spec.max_users):
+        if cap is not None:
+            users = users[:cap]
     M = setup.M
     U = setup.W_star[users] @ M.T  # true utilities (users x movies)
     t0 = time.perf_counter()
