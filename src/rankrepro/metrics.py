@@ -129,37 +129,33 @@ def precision_at(labels, k: int) -> float:
     return float(rel[:k].sum() / k)
 
 
+def _nonrel_above(labels) -> tuple[int, int, np.ndarray]:
+    """(R, N, for each relevant document the number of non-relevant ones ranked above it)."""
+    rel = np.asarray(labels) >= 1
+    return int(rel.sum()), int((~rel).sum()), np.cumsum(~rel)[rel]
+
+
 def bpref(labels) -> float:
     """Buckley & Voorhees (2004) as Elsas et al. write it: for each relevant document, one
     minus the fraction of the first min(N, R) non-relevant documents ranked above it."""
-    lab = np.asarray(labels)
-    rel = lab >= 1
-    R, N = int(rel.sum()), int((~rel).sum())
-    if R == 0:
-        return 0.0
-    if N == 0:
-        return 1.0
+    R, N, above = _nonrel_above(labels)
+    if R == 0 or N == 0:
+        return float(R > 0)
     m = min(N, R)
-    nonrel_above = np.cumsum(~rel)[rel]
-    return float(np.mean(1.0 - np.minimum(nonrel_above, m) / m))
+    return float(np.mean(1.0 - np.minimum(above, m) / m))
 
 
 def rank_eff(labels) -> float:
     """RankEff (Ahlgren & Gronqvist 2006): 1 - (discordant pairs) / (N R)."""
-    lab = np.asarray(labels)
-    rel = lab >= 1
-    R, N = int(rel.sum()), int((~rel).sum())
-    if R == 0:
-        return 0.0
-    if N == 0:
-        return 1.0
-    return float(np.mean(1.0 - np.cumsum(~rel)[rel] / N))
+    R, N, above = _nonrel_above(labels)
+    if R == 0 or N == 0:
+        return float(R > 0)
+    return float(np.mean(1.0 - above / N))
 
 
 def discordant_pairs(labels) -> int:
     """Q: relevant/non-relevant pairs in the wrong order."""
-    rel = np.asarray(labels) >= 1
-    return int(np.cumsum(~rel)[rel].sum())
+    return int(_nonrel_above(labels)[2].sum())
 
 
 def ranked_labels(scores, labels) -> np.ndarray:

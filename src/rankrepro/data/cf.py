@@ -26,14 +26,9 @@ import functools
 import numpy as np
 from scipy import sparse
 
-from .preprocess import load
+from .preprocess import load_cached
 from .ratings import centre, filter_min_ratings, to_rank
 from .synthetic import Split
-
-
-@functools.lru_cache(maxsize=8)
-def _load(data_path: str) -> dict[str, np.ndarray]:
-    return load("", path=data_path)
 
 
 # -------------------------------------------------------------------------------------
@@ -67,7 +62,7 @@ def draw_judges(judged: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 def cf_judges(n_train: int, n_test: int, rng: np.random.Generator, *, data_path: str,
               min_judged: int = 2, instance_values: str = "rank") -> Split:
-    d = _load(data_path)
+    d = load_cached(data_path)
     scores = d["scores"]
     judged = (scores >= 0).sum(axis=1)
     ok = np.flatnonzero(judged >= min_judged)
@@ -87,7 +82,7 @@ def cf_judges(n_train: int, n_test: int, rng: np.random.Generator, *, data_path:
 def people_matrix(data_path: str, min_ratings: int, strict: bool) -> dict:
     """The selected people's ratings: a sparse items x people matrix of centred scores and,
     per person, their items in file order with their ranks."""
-    d = _load(data_path)
+    d = load_cached(data_path)
     user, item, score, scale = d["user"], d["item"], d["score"], tuple(d["scale"].tolist())
     thr = min_ratings + 1 if strict else min_ratings
     keep = filter_min_ratings(user, item, min_user=thr)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cf import _load
+from .preprocess import load_cached
 
 
 def _groups(idx: np.ndarray, n: int) -> list[np.ndarray]:
@@ -54,7 +54,7 @@ class MovieSetup:
 @functools.lru_cache(maxsize=4)
 def movie_setup(data_path: str, split_seed: int, dims: tuple = (5, 10, 20), regs: tuple = (0.1, 1.0, 10.0),
                 sweeps: int = 8) -> MovieSetup:
-    d = _load(data_path)
+    d = load_cached(data_path)
     users, u_idx = np.unique(d["user"], return_inverse=True)
     movies, m_idx = np.unique(d["item"], return_inverse=True)
     r = d["score"].astype(float)

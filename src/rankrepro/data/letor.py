@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cf import _load
+from .preprocess import load_cached
 from .registry import MQ2008_FOLDS
 
 
@@ -34,7 +34,7 @@ def _part(d, mask) -> Part:
 
 
 def letor_fold(fold: int, *, data_path: str) -> Fold:
-    d = _load(data_path)
+    d = load_cached(data_path)
     if fold < 1 or fold > 5:
         raise ValueError(f"fold must be 1..5, got {fold}")
     parts = d["part"]

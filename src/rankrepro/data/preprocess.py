@@ -14,6 +14,7 @@ source files' hashes and the preprocessing parameters, so a change of either reb
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -143,3 +144,9 @@ def load(name: str, paths: Paths | None = None, path: str | os.PathLike | None =
         raise FileNotFoundError(f"{p}: run the data rules first (snakemake data) to build {name}")
     with np.load(p, allow_pickle=False) as z:
         return {k: z[k] for k in z.files}
+
+
+@functools.lru_cache(maxsize=8)
+def load_cached(path: str) -> dict[str, np.ndarray]:
+    """:func:`load` by path, kept for the life of the process (trials of one job share it)."""
+    return load("", path=path)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import tempfile
 import time
 import zlib
@@ -137,7 +136,3 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
 
 def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
     atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))
-
-
-def stderr_progress(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)

@@ -121,6 +121,15 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
     return "\n".join(lines)
 
 
+def _record_base(exp: Experiment) -> dict:
+    """The fields every artefact record has, run or not: identity, notes, provenance."""
+    e = exp.cfg.experiment
+    return {"name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,
+            "description": e.description, "scale": exp.scale, "notes": list(e.notes),
+            "config": OmegaConf.to_yaml(exp.cfg), "git_commit": provenance.git_commit(),
+            "versions": provenance.versions()}
+
+
 def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out_csv: str | os.PathLike,
                    out_md: str | os.PathLike, out_json: str | os.PathLike, data: dict | None = None) -> dict:
     trials = load_cells(cell_paths)
@@ -133,14 +142,10 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     rows = table_rows(exp, summary, comparison, significance_marks(exp, trials))
     e = exp.cfg.experiment
     record = {
-        "name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,
-        "description": e.description, "status": "reproduced", "scale": exp.scale,
+        **_record_base(exp), "status": "reproduced",
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
-        "dataset": dataset_record(exp, data),
-        "notes": list(e.notes), "table": rows, "claims": claims,
+        "dataset": dataset_record(exp, data), "table": rows, "claims": claims,
         "cells": [{"id": c.id, "label": c.label, "estimator": c.estimator, "params": c.params} for c in exp.cells],
-        "config": OmegaConf.to_yaml(exp.cfg), "git_commit": provenance.git_commit(),
-        "versions": provenance.versions(),
     }
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"])))
@@ -153,12 +158,8 @@ def build_not_run(exp: Experiment, reason: str, how_to_obtain: str, out_csv: str
     """The record of an artefact whose data cannot be had: the report shows it as not run."""
     e = exp.cfg.experiment
     record = {
-        "name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,
-        "description": e.description, "status": "not run", "reason": reason, "how_to_obtain": how_to_obtain,
-        "scale": exp.scale, "notes": list(e.notes), "table": [], "claims": [],
-        "published": [OmegaConf.to_container(p) for p in e.published],
-        "config": OmegaConf.to_yaml(exp.cfg), "git_commit": provenance.git_commit(),
-        "versions": provenance.versions(),
+        **_record_base(exp), "status": "not run", "reason": reason, "how_to_obtain": how_to_obtain,
+        "table": [], "claims": [], "published": [OmegaConf.to_container(p) for p in e.published],
     }
     md = f"# {e.title}\n\n**Not run**: {reason}.\n\nHow to obtain the data: {how_to_obtain}\n"
     atomic_write(out_csv, lambda tmp: Path(tmp).write_text(",".join(
