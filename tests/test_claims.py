@@ -97,3 +97,40 @@ def test_published_comparison(exp):
     assert row.verdict == "consistent" and row.published_mean == 0.23
     row = comp[comp.cell == "oap_vp-tau0.3"].iloc[0]  # 0.35 vs 0.32 +- 0.01
     assert row.verdict == "differs" and row.difference == pytest.approx(0.03, abs=0.01)
+
+
+def curve_trials(exp, curves, n=5, sd=0.001, seed=0):
+    """Curve rows (metric regret at rounds 1..len) per cell: curves[cell] = mean values."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for c in exp.cells:
+        for t in range(n):
+            for r, v in enumerate(curves[c.id], start=1):
+                rows.append((exp.paper, exp.artefact, c.id, c.algorithm, "{}", t, "regret", r,
+                             v + sd * rng.standard_normal()))
+    df = pd.DataFrame(rows, columns=["paper", "artefact", "cell", "algorithm", "params", "trial", "metric", "round",
+                                     "value"])
+    df["round"] = df["round"].astype("Int64")
+    return df
+
+
+@pytest.mark.parametrize("tail, verdict", [(0.30, "held"), (0.01, "not held"), (-0.2, "not held")])
+def test_levels_claim(tail, verdict):
+    """'levels': the curve at the last checked round keeps at least expect x its first value
+    and its interval lies above zero (Shivaswamy & Joachims Fig. 3, noisy feedback)."""
+    exp = load_experiment("shivaswamy2012/fig3", "smoke")
+    curve = np.r_[np.linspace(1.0, 0.4, 100), np.linspace(0.4, tail, 100)]
+    s = summarize(exp, curve_trials(exp, {"perceptron": curve, "ranksvm": curve + 0.1}))
+    r = evaluate_claim(exp, claim(exp, "noisy_levels_off"), s)
+    assert r.verdict == verdict, r.evidence
+
+
+def test_falls_claim():
+    exp = load_experiment("shivaswamy2012/fig2", "smoke")
+    fast = 1.0 / np.sqrt(np.arange(1, 201))
+    curves = {c.id: fast for c in exp.cells}
+    s = summarize(exp, curve_trials(exp, curves))
+    assert evaluate_claim(exp, claim(exp, "regret_falls"), s).verdict == "held"
+    curves = {c.id: np.full(200, 0.5) for c in exp.cells}
+    r = evaluate_claim(exp, claim(exp, "regret_falls"), summarize(exp, curve_trials(exp, curves)))
+    assert r.verdict == "not held" and "does not fall enough" in r.evidence

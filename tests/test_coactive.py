@@ -137,3 +137,93 @@ def test_ranksvm_baseline_retrains_on_growth_and_cross_validates():
     assert np.mean(D @ svm.w > 0) > 0.9
     svm.add_pair(np.zeros(3))  # a feedback equal to the presentation adds no pair
     assert len(svm.pairs) == 80
+
+
+# ---------------------------------------------------------------------------------------
+# web search (Sec. 5.1): ranking feedback, w*, the trial
+# ---------------------------------------------------------------------------------------
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from rankrepro.protocols.coactive import (  # noqa: E402
+    least_squares_w, noisy_ranking_feedback, position_weights, strict_ranking_feedback)
+
+
+def _utility(u, top):
+    return u[top] @ position_weights(len(u))[:len(top)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 30), st.sampled_from([0.05, 0.1, 0.5, 1.0]), st.integers(0, 2**32 - 1))
+def test_strict_ranking_feedback_is_strictly_alpha_informative_at_the_first_depth(n, alpha, seed):
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=n)
+    order = rng.permutation(n)
+    pick = strict_ranking_feedback(order, u, alpha)
+    k = min(5, n)
+    u_y, u_bar, u_best = _utility(u, order[:k]), _utility(u, pick), _utility(u, np.argsort(-u)[:k])
+    assert len(set(pick.tolist())) == k
+    assert u_bar - u_y >= alpha * (u_best - u_y) - 1e-9  # eq. 4
+    depth = max(int(np.flatnonzero(np.isin(order, pick)).max()) + 1, k)
+    # the user stopped at the first depth that works: one document less deep does not
+    if depth > k:
+        head = order[:depth - 1]
+        best_head = head[np.argsort(-u[head], kind="stable")[:k]]
+        assert _utility(u, best_head) - u_y < alpha * (u_best - u_y)
+
+
+def test_noisy_ranking_feedback_takes_the_best_labels_of_the_top_ten():
+    order = np.arange(14)[::-1]  # presented: 13, 12, ..., 0
+    labels = np.array([4, 4, 4, 0, 0, 1, 0, 2, 0, 3, 0, 0, 1, 0])
+    pick = noisy_ranking_feedback(order, labels)
+    # the top ten presented are 13..4; their best labels: 9 (3), 7 (2), 12 (1), 5 (1), then 13 (0)
+    assert pick.tolist() == [9, 7, 12, 5, 13]
+    assert noisy_ranking_feedback(np.array([2, 0, 1]), np.array([0, 1, 2])).tolist() == [2, 1, 0]
+
+
+def test_least_squares_w_matches_the_normal_equations():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(200, 6))
+    y = rng.integers(0, 3, size=200)
+    Xc = X - X.mean(axis=0)  # the intercept removed by centring
+    w = np.linalg.solve(Xc.T @ Xc, Xc.T @ (y - y.mean()))
+    np.testing.assert_allclose(least_squares_w(X, y), w, rtol=1e-9, atol=1e-12)
+
+
+def _ranking_npz(tmp_path, realisable):
+    rng = np.random.default_rng(5)
+    n_q, per = 120, 12
+    X = rng.random((n_q * per, 8))
+    score = X @ np.array([3.0, -2.0, 1.0, 0.0, 0.5, 0.0, -1.0, 2.0])
+    y = score if realisable else np.digitize(score + rng.normal(scale=1.0, size=score.size), [0.5, 2.0])
+    path = tmp_path / "ranking.npz"
+    np.savez(path, X=X, y=y, qid=np.repeat(np.arange(n_q), per), fold=np.zeros(n_q * per, dtype=np.int8),
+             part=np.full(n_q * per, "S1"))
+    return str(path)
+
+
+def _ranking_run(path, params, group=0, seed=3):
+    from rankrepro.protocols.coactive import CoactiveSpec, coactive_ranking_trial
+
+    spec = CoactiveSpec("preference_perceptron", params, "letor_all", {}, 7, group, 20, 10_000, 20, path,
+                        np.random.SeedSequence(seed))
+    rows = coactive_ranking_trial(spec)
+    return np.array([v for m, _, v in rows if m == "regret"]), [r for r in rows if r[0] == "regret"]
+
+
+def test_ranking_trial_regret_falls_under_strict_feedback_and_is_repeatable(tmp_path):
+    path = _ranking_npz(tmp_path, realisable=True)
+    a, rows = _ranking_run(path, {"feedback": "strict", "alpha": 1.0})
+    assert np.all(a >= 0) and a[-1] < 0.2 * a[0]
+    assert rows[-1][1] == 120  # one pass over the queries
+    b, _ = _ranking_run(path, {"feedback": "strict", "alpha": 1.0})
+    np.testing.assert_array_equal(a, b)
+    c, _ = _ranking_run(path, {"feedback": "strict", "alpha": 1.0}, group=1)  # another query order
+    assert not np.array_equal(a, c)
+
+
+def test_ranking_trial_noisy_feedback_and_svm_baseline(tmp_path):
+    path = _ranking_npz(tmp_path, realisable=False)
+    p, _ = _ranking_run(path, {"feedback": "noisy"})
+    s, _ = _ranking_run(path, {"feedback": "noisy", "variant": "ranksvm"})
+    assert np.all(p >= 0) and np.all(s >= 0)
+    assert p[-1] < p[0] and s[-1] < s[0]

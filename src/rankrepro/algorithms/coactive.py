@@ -9,9 +9,8 @@ returns an object ybar (feedback); the update moves w_u along phi(x, ybar) - phi
 * ``variant="convex"`` -- Algorithm 2: eta_t = 1/sqrt(t), w <- Proj_B(w + eta_t G delta), B the
   l2 ball of radius ``radius``.
 
-The simulators of the paper's experiments use :func:`strictly_alpha_informative_item`.
-This module is the algorithmic core of the coactive experiments; the experiments themselves
-(Figs. 2-5) are not in the catalog yet.
+The movie simulator uses :func:`strictly_alpha_informative_item`; the experiments (Figs. 2-5)
+are run by :mod:`rankrepro.protocols.coactive`.
 """
 
 from __future__ import annotations

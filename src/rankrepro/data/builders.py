@@ -6,7 +6,7 @@ is ``f(fold, *, data_path) -> Fold``."""
 
 from .cf import cf_judges, cf_people, cf_viewer_stream
 from .embedding import coactive_movies
-from .letor import letor_fold
+from .letor import letor_all, letor_fold
 from .synthetic import synthetic_hgo
 
 
@@ -21,6 +21,8 @@ BUILDERS = {
     "cf_people": cf_people,
     "cf_viewer_stream": cf_viewer_stream,
     "letor_folds": letor_fold,
+    # every query of a LETOR-format set: f(*, data_path) -> Part
+    "letor_all": letor_all,
     "no_data": no_data,
     # coactive movies: f(split_seed, *, data_path, ...) -> MovieSetup
     "coactive_movies": coactive_movies,

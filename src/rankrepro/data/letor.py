@@ -43,3 +43,16 @@ def letor_fold(fold: int, *, data_path: str) -> Fold:
         return Fold(*(_part(d, m & (parts == p)) for p in ("train", "valid", "test")))
     train, valid, test = MQ2008_FOLDS[fold]
     return Fold(_part(d, np.isin(parts, train)), _part(d, np.isin(parts, valid)), _part(d, np.isin(parts, test)))
+
+
+def letor_all(*, data_path: str) -> Part:
+    """Every row of a processed LETOR-format data set (all folds or parts), rows grouped by
+    query in increasing query id (file order within a query).  Duplicated rows of the
+    ``folds`` layout (a query in several folds' files) are kept once: fold 1's copy."""
+    d = load_cached(data_path)
+    keep = np.ones(d["qid"].size, dtype=bool)
+    if np.any(d["fold"] > 0):
+        keep = d["fold"] == 1
+    qid = d["qid"][keep]
+    order = np.argsort(qid, kind="stable")
+    return Part(d["X"][keep][order].astype(np.float64), d["y"][keep][order].astype(np.int64), qid[order])

@@ -323,8 +323,8 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
                  f"metric '{p.metric}' is not computed by this experiment")
         _check_selector(name, f"experiment.published[{i}].select", OmegaConf.to_container(p.select), cells, exactly_one=True)
     for i, c in enumerate(e.claims):
-        _require(name, f"experiment.claims[{i}].kind", c.kind in ("less", "monotone", "argmin", "spread", "falls"),
-                 f"'{c.kind}' must be 'less', 'monotone', 'argmin', 'spread' or 'falls'")
+        _require(name, f"experiment.claims[{i}].kind", c.kind in ("less", "monotone", "argmin", "spread", "falls", "levels"),
+                 f"'{c.kind}' must be 'less', 'monotone', 'argmin', 'spread', 'falls' or 'levels'")
         _require(name, f"experiment.claims[{i}].metric", c.metric in metrics,
                  f"metric '{c.metric}' is not computed by this experiment")
         _check_selector(name, f"experiment.claims[{i}].lhs", OmegaConf.to_container(c.lhs), cells)
@@ -336,6 +336,9 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
         elif c.kind == "falls":
             _require(name, f"experiment.claims[{i}].expect", c.expect is not None and c.expect > 0,
                      "a falls claim needs 'expect', the largest last/first ratio that counts as falling")
+        elif c.kind == "levels":
+            _require(name, f"experiment.claims[{i}].expect", c.expect is not None and 0 < c.expect <= 1,
+                     "a levels claim needs 'expect' in (0, 1], the smallest last/first ratio that counts as levelling off")
         elif c.kind == "monotone":
             _require(name, f"experiment.claims[{i}].over", c.over is not None, "a monotone claim needs 'over'")
             _require(name, f"experiment.claims[{i}].stat", c.stat in ("mean", "ci"), "must be 'mean' or 'ci'")

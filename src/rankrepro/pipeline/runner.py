@@ -42,7 +42,7 @@ def trial_seeds(root_seed: int, trial: int, cell_id: str) -> tuple[np.random.See
 def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = None):
     d = exp.cfg.dataset
     data_seed, algo_seed = trial_seeds(int(exp.cfg.experiment.seed), trial, cell.id)
-    if exp.cfg.experiment.protocol == "coactive_movies":
+    if exp.cfg.experiment.protocol in ("coactive_movies", "coactive_ranking"):
         from ..protocols.coactive import CoactiveSpec
 
         return CoactiveSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder,

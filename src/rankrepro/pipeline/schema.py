@@ -83,7 +83,9 @@ class ClaimCfg:
     #: monotone: ``stat`` moves in ``direction`` as parameter ``over`` grows, per algorithm;
     #: argmin: among the lhs cells the lowest has ``over`` equal to ``expect``;
     #: spread: the lhs cells differ: the best one's 95% interval lies below the worst one's;
-    #: falls: each lhs cell's curve at the last checked round is <= expect x its value at the first
+    #: falls: each lhs cell's curve at the last checked round is <= expect x its value at the first;
+    #: levels: each lhs cell's curve levels off above zero: at the last checked round it is >= expect x
+    #: its value at the first, and its 95% interval there lies above zero
     kind: str = MISSING
     metric: str = MISSING
     lhs: Dict[str, Any] = field(default_factory=dict)

@@ -1,4 +1,8 @@
-"""Coactive movie recommendation (Shivaswamy & Joachims 2012, Sec. 5.2).
+"""Coactive learning experiments (Shivaswamy & Joachims 2012): movie recommendation (Sec. 5.2,
+:func:`coactive_movies_trial`) and web search (Sec. 5.1, :func:`coactive_ranking_trial`, at the
+end of this module).
+
+Movies:
 
 One trial is one group of the second-half users (the users are dealt into ``n_trials``
 groups by the experiment's seed, the same for every cell, so cells are compared on the
@@ -115,3 +119,100 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret, axis=1)[:, pts - 1] / pts
     return [("regret", int(p), float(v)) for p, v in zip(pts, avg.mean(axis=0))] + [("wall_seconds", None, wall)]
+
+
+# -------------------------------------------------------------------------------------
+# web search (Sec. 5.1): rankings of a query's documents, the joint feature map of eq. 12
+# -------------------------------------------------------------------------------------
+
+#: positions scored by the joint feature map of eq. 12
+TOP = 5
+
+
+def position_weights(n_docs: int, top: int = TOP) -> np.ndarray:
+    """1/log(i+1) for positions i = 1..min(top, n_docs) (eq. 12; natural log, as printed)."""
+    return 1.0 / np.log(np.arange(2, min(top, n_docs) + 2))
+
+
+def least_squares_w(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """w*: the least-squares fit of the relevance labels on the features (with an intercept,
+    dropped: it adds the same amount to every ranking of a query)."""
+    A = np.hstack([X, np.ones((X.shape[0], 1))])
+    return np.linalg.lstsq(A, y.astype(float), rcond=None)[0][:-1]
+
+
+def strict_ranking_feedback(order: np.ndarray, u: np.ndarray, alpha: float, top: int = TOP) -> np.ndarray:
+    """The simulated user of Sec. 5.1.1: go down the presented ranking ``order`` until the
+    first depth d at which the best ``top`` documents (by true utility ``u``) among the first d,
+    placed on top in that order, make the feedback strictly alpha-informative (eq. 4):
+    U(ybar) - U(y) >= alpha (U(y*) - U(y)).  Returns the top of ybar (document indices)."""
+    wts = position_weights(order.size, top)
+    k = wts.size
+    u_pres = u[order[:k]] @ wts
+    u_best = np.sort(u)[::-1][:k] @ wts
+    need = u_pres + alpha * (u_best - u_pres) - 1e-12 * max(1.0, abs(u_best))
+    for d in range(k, order.size + 1):
+        head = order[:d]
+        pick = head[np.argsort(-u[head], kind="stable")[:k]]
+        if u[pick] @ wts >= need:
+            return pick
+    return pick  # unreachable: at full depth the pick is optimal
+
+
+def noisy_ranking_feedback(order: np.ndarray, labels: np.ndarray, top: int = TOP, inspect: int = 10) -> np.ndarray:
+    """The simulated user of Sec. 5.1.2: among the first ``inspect`` presented documents (all
+    when fewer), the ``top`` with the highest relevance labels go on top (ties keep the
+    presented order)."""
+    head = order[:inspect]
+    k = min(top, order.size)
+    return head[np.argsort(-labels[head], kind="stable")[:k]]
+
+
+def coactive_ranking_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, float]]:
+    """One query order of Sec. 5.1 (trial ``spec.group`` of ``spec.n_groups``): the queries of
+    the whole data set in a random order (capped at ``spec.n_rounds``); per round the learner
+    presents the documents sorted by its scores (ties broken at random), the simulated user
+    returns a ranking (strict: :func:`strict_ranking_feedback`; noisy:
+    :func:`noisy_ranking_feedback`), and the learner updates on phi(ybar) - phi(y).  The regret
+    of a round is U(y*) - U(y) with U(y) = sum_i w*.x_{y_i} / log(i+1) over the top five; the
+    curve is the running average regret.  ``wall_seconds`` times the rounds (w* and the
+    data load excluded)."""
+    part = BUILDERS[spec.builder](data_path=spec.data_path, **spec.builder_params)
+    X, labels = part.X, part.y
+    bounds = np.flatnonzero(np.r_[True, np.diff(part.qid) != 0, True])
+    starts, ends = bounds[:-1], bounds[1:]
+    w_star = least_squares_w(X, labels)
+    u_all = X @ w_star
+    perm = np.random.default_rng(np.random.SeedSequence(spec.split_seed, spawn_key=(9, spec.group))).permutation(
+        starts.size)
+    T = perm.size if spec.n_rounds is None else min(spec.n_rounds, perm.size)
+    cfg = COACTIVE[spec.estimator](**spec.params)
+    rng = np.random.default_rng(spec.algo_seed)
+    n_features = X.shape[1]
+    if cfg.variant == "ranksvm":
+        svm, learner = CoactiveRankSVM(n_features, seed=int(spec.group)), None
+    else:
+        svm, learner = None, cfg.make(n_features, 1)
+    regret = np.zeros(T)
+    t0 = time.perf_counter()
+    for t in range(T):
+        s, e = starts[perm[t]], ends[perm[t]]
+        Xq, u = X[s:e], u_all[s:e]
+        w = learner.W[0] if learner is not None else svm.w
+        order = np.lexsort((rng.random(e - s), -(Xq @ w)))
+        wts = position_weights(e - s)
+        y = order[:wts.size]
+        regret[t] = np.sort(u)[::-1][:wts.size] @ wts - u[y] @ wts
+        if cfg.feedback == "strict":
+            ybar = strict_ranking_feedback(order, u, cfg.alpha)
+        else:
+            ybar = noisy_ranking_feedback(order, labels[s:e])
+        delta = wts @ Xq[ybar] - wts @ Xq[y]
+        if learner is not None:
+            learner.update(delta[None, :])
+        else:
+            svm.add_pair(delta)
+    wall = time.perf_counter() - t0
+    pts = checkpoints(T, spec.curve_points)
+    avg = np.cumsum(regret)[pts - 1] / pts
+    return [("regret", int(p), float(v)) for p, v in zip(pts, avg)] + [("wall_seconds", None, wall)]

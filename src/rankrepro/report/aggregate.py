@@ -179,14 +179,17 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
         return ClaimResult(c["id"], c["text"], "not held",
                            f"failed {len(fails)} of {checks} comparisons, e.g. " + "; ".join(fails[:3]) + more + ratios,
                            frac)
-    if c["kind"] == "falls":
+    if c["kind"] in ("falls", "levels"):
         parts, bad = [], []
         for cell in lhs:
             v = _values_at(summary, cell.id, metric, rounds)
             if len(v) < 2:
                 continue
             first, last = float(v.iloc[0]["mean"]), float(v.iloc[-1]["mean"])
-            ok = last <= float(c.get("expect") or 1.0) * first
+            if c["kind"] == "falls":
+                ok = last <= float(c.get("expect") or 1.0) * first
+            else:
+                ok = last >= float(c["expect"]) * first and float(v.iloc[-1]["low"]) > 0
             parts.append(f"{cell.label}: {first:.3f} at round {int(v.iloc[0]['round'])} -> {last:.3f} at round "
                          f"{int(v.iloc[-1]['round'])}")
             if not ok:
@@ -194,7 +197,8 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
         if not parts:
             return ClaimResult(c["id"], c["text"], "not evaluable", "no curve in the checked range")
         return ClaimResult(c["id"], c["text"], "not held" if bad else "held",
-                           ("does not fall enough for " + ", ".join(bad) + ". " if bad else "") + "; ".join(parts))
+                           ((("does not fall enough for " if c["kind"] == "falls" else "does not level off above zero for ")
+                            + ", ".join(bad) + ". ") if bad else "") + "; ".join(parts))
     if c["kind"] in ("argmin", "spread"):
         pts = []
         for cell in lhs:

@@ -91,10 +91,21 @@ def _pm(mean, ci) -> str:
     return f"{mean:.3f} ± {ci:.3f}"
 
 
+def size_text(exp: Experiment) -> str:
+    """The run's size in the words of its protocol."""
+    n, T = exp.n_trials, exp.n_train
+    return {
+        "letor": f"{n} folds",
+        "ranked_list": "exact evaluation of given lists",
+        "coactive_movies": f"{n} user groups, up to {T} recommendations per user",
+        "coactive_ranking": f"{n} random query orders, one pass over the queries (at most {T} rounds)",
+    }.get(exp.cfg.experiment.protocol, f"{n} trials, {T} training rounds, {exp.n_test} test examples")
+
+
 def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: str | None = None) -> str:
     e = exp.cfg.experiment
     lines = [f"# {e.title}", "", f"Data: {data_label or dataset_label(exp)}.  Scale: {exp.scale} "
-             f"({exp.n_trials} trials, {exp.n_train} training rounds, {exp.n_test} test examples, root seed {e.seed}).",
+             f"({size_text(exp)}, root seed {e.seed}).",
              "", "Reproduced values are means over trials with 95% Student-t intervals; a published value is "
              "*consistent* when its interval overlaps the reproduced one.", ""]
     for metric in e.metrics:
@@ -144,6 +155,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     record = {
         **_record_base(exp), "status": "reproduced",
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
+        "size": size_text(exp),
         "dataset": dataset_record(exp, data), "table": rows, "claims": claims,
         "cells": [{"id": c.id, "label": c.label, "estimator": c.estimator, "params": c.params} for c in exp.cells],
     }

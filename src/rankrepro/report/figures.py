@@ -62,7 +62,8 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     original = exp.cfg.dataset.original if data is None else data["original"]
     label = dataset_label(exp) if data is None else data["label"]
     sub = "" if original else f"\n{label}"
-    unit = {"letor": "folds", "coactive_movies": "user groups"}.get(exp.cfg.experiment.protocol, "trials")
+    unit = {"letor": "folds", "coactive_movies": "user groups",
+            "coactive_ranking": "query orders"}.get(exp.cfg.experiment.protocol, "trials")
     title = (f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} {unit}, mean and 95% interval"
              + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"))
     width = 75 * len(panels)  # characters that fit across the figure at this font size
