@@ -32,6 +32,15 @@ METRICS: dict[str, MetricSpec] = {
     "regret": MetricSpec("regret", "average utility regret (1/T) sum_t [U(y*_t) - U(y_t)], mean over users", True,
                          False),
     "wall_seconds": MetricSpec("wall_seconds", "wall-clock time of the simulation (s)", False, False),
+    # collaborative ordinal regression (Yu, Yu & Tresp 2006): one value per trial
+    "mae": MetricSpec("mae", "mean absolute error of the predicted ranks on each user's test items, averaged over "
+                      "the users", False, False),
+    "zero_one": MetricSpec("zero_one", "mean zero-one error of the predicted ranks on each user's test items, "
+                           "averaged over the users", False, False),
+    "fit_seconds": MetricSpec("fit_seconds", "wall-clock time of fitting all users and predicting (s)", False, False),
+    "em_iterations": MetricSpec("em_iterations", "EM iterations (or likelihood-parameter updates) run", False, False),
+    "ep_unconverged": MetricSpec("ep_unconverged", "EP runs stopped at the sweep limit before converging", False,
+                                 False),
     # a given ranked list, evaluated exactly (Elsas et al. 2008, Sec. 3)
     "list_discordant": MetricSpec("list_discordant", "Q, the number of misranked relevant/non-relevant pairs",
                                   False, False),

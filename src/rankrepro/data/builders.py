@@ -5,6 +5,7 @@ also take ``data_path`` (the processed npz), which the runner supplies.  The LET
 is ``f(fold, *, data_path) -> Fold``."""
 
 from .cf import cf_judges, cf_people, cf_viewer_stream
+from .collab_gp import collab_gp
 from .embedding import coactive_movies
 from .letor import letor_all, letor_fold
 from .synthetic import synthetic_hgo
@@ -26,6 +27,8 @@ BUILDERS = {
     "no_data": no_data,
     # coactive movies: f(split_seed, *, data_path, ...) -> MovieSetup
     "coactive_movies": coactive_movies,
+    # collaborative GP ordinal regression: f(*, data_path, ...) -> CollabData
+    "collab_gp": collab_gp,
 }
 
 #: parameters the runner injects (never set in a config)

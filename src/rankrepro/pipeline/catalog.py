@@ -280,10 +280,12 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
 
     _require(name, "algorithms", len(cfg.algorithms) > 0, "list at least one algorithm")
     from ..algorithms.coactive import COACTIVE
+    from ..algorithms.gp import GP
     from ..algorithms.rankers import LISTS, RANKERS
     from ..protocols import ESTIMATORS
 
-    family = {"rankers": RANKERS, "lists": LISTS, "online": REGISTRY, "coactive": COACTIVE}[ESTIMATORS[e.protocol]]
+    family = {"rankers": RANKERS, "lists": LISTS, "online": REGISTRY, "coactive": COACTIVE,
+              "gp": GP}[ESTIMATORS[e.protocol]]
     cells: list[Cell] = []
     for key, a in cfg.algorithms.items():
         _require(name, f"algorithms.{key}.estimator", a.estimator in family,

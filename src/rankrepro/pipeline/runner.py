@@ -50,6 +50,12 @@ def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = 
                             group=trial, n_groups=exp.n_trials, n_rounds=exp.n_train,
                             curve_points=exp.curve_points, data_path=data_path, algo_seed=algo_seed,
                             max_users=exp.max_users)
+    if exp.cfg.experiment.protocol == "collab_gp":
+        from ..protocols.gp import GPSpec
+
+        return GPSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
+                      builder_params=OmegaConf.to_container(d.params), data_path=data_path, data_seed=data_seed,
+                      max_users=exp.max_users, max_steps=exp.max_steps)
     if exp.cfg.experiment.protocol == "ranked_list":
         from ..protocols.letor import ListSpec
 

@@ -99,6 +99,7 @@ def size_text(exp: Experiment) -> str:
         "ranked_list": "exact evaluation of given lists",
         "coactive_movies": f"{n} user groups, up to {T} recommendations per user",
         "coactive_ranking": f"{n} random query orders, one pass over the queries (at most {T} rounds)",
+        "collab_gp": f"{n} random draws of the training items",
     }.get(exp.cfg.experiment.protocol, f"{n} trials, {T} training rounds, {exp.n_test} test examples")
 
 
