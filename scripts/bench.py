@@ -1,19 +1,30 @@
-"""Speed of the compiled learners against the plain per-example NumPy implementation,
-both measured in this run on the synthetic stream of Harrington (2003) / Crammer & Singer
-(2005) (degree-2 polynomial features, 5 ranks).  Prints rounds per second and the ratio.
+"""Every benchmark of the project in one run, each against a reference measured in the same
+run on the same data (identical results checked), ending with one summary table:
 
-    python scripts/bench.py [--rounds 50000] [--plain-rounds 3000] [--repeat 3]
+* the compiled online learners against the plain per-example NumPy implementation on the
+  synthetic stream of Harrington (2003) / Crammer & Singer (2005) and on the Fig. 7 workload;
+* the committee perceptron against the Ranking SVM on one LETOR OHSUMED fold (Elsas et al.);
+* coactive movies: all users at once against one user at a time (Shivaswamy & Joachims);
+* collaborative GP: one EM iteration against eq. 3 as written (Yu, Yu & Tresp; scripts/bench_gp.py);
+* processed data sets: load time.
+
+    python scripts/bench.py [--rounds 50000] [--plain-rounds 3000] [--repeat 3] [--skip-gp]
 """
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 
 from rankrepro.algorithms import OAPBPM, PRank, poly2_features
 from rankrepro.algorithms.reference import oap_bpm_plain, prank_plain
 from rankrepro.data.synthetic import synthetic_hgo
+
+
+#: (workload, this project, reference, ratio) rows of the closing summary table
+SUMMARY: list[tuple[str, str, str, str]] = []
 
 
 def best_time(fn, repeat: int) -> float:
@@ -56,6 +67,8 @@ def fig7_workload(repeat: int, n_viewers: int = 30, rounds: int = 100) -> None:
     print(f"{'learner':<26}{'compiled rounds/s':>20}{'plain NumPy rounds/s':>24}{'ratio':>10}")
     print(f"{'PRank (sparse rows)':<26}{total / t_fast:>20,.0f}{total / t_plain:>24,.0f}{t_plain / t_fast:>9.0f}x")
     print(f"{'Mu-PRank (eta=4)':<26}{total / t_mu:>20,.0f}{'':>24}{'':>10}")
+    SUMMARY.append(("Fig. 7 PRank (sparse rows)", f"{total / t_fast:,.0f} rounds/s", f"{total / t_plain:,.0f} rounds/s",
+                    f"{t_plain / t_fast:.0f}x"))
 
 
 def letor_workload() -> None:
@@ -87,6 +100,8 @@ def letor_workload() -> None:
         svm.fit_C(D, C, 1)
         t_svm = time.perf_counter() - t0
         print(f"{f'Ranking SVM (C={C}, {svm.passes_} passes)':<34}{t_svm:>10.2f}{'':>16}{t_svm / t_com:>9.1f}x")
+        SUMMARY.append((f"LETOR fold: committee vs SVM C={C}", f"{t_com:.2f} s", f"{t_svm:.2f} s",
+                        f"{t_svm / t_com:.1f}x"))
 
 
 def coactive_workload(n_users: int = 200, n_movies: int = 3706, dim: int = 10, rounds: int = 200) -> None:
@@ -142,6 +157,8 @@ def coactive_workload(n_users: int = 200, n_movies: int = 3706, dim: int = 10, r
     print(f"{'implementation':<34}{'user-rounds/s':>16}{'ratio':>10}")
     print(f"{'all users at once (matrix)':<34}{total / t_vec:>16,.0f}{t_loop / t_vec:>9.1f}x")
     print(f"{'one user at a time':<34}{total / t_loop:>16,.0f}{'1.0x':>10}")
+    SUMMARY.append(("coactive: users at once vs per user", f"{total / t_vec:,.0f} user-rounds/s",
+                    f"{total / t_loop:,.0f} user-rounds/s", f"{t_loop / t_vec:.1f}x"))
 
 
 def main() -> None:
@@ -149,6 +166,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=50_000, help="rounds for the compiled learners")
     ap.add_argument("--plain-rounds", type=int, default=3_000, help="rounds for the plain reference")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--skip-gp", action="store_true", help="skip the collaborative GP benchmark (~2 minutes)")
     args = ap.parse_args()
 
     split = synthetic_hgo(args.rounds, 0, np.random.default_rng(0))
@@ -175,16 +193,23 @@ def main() -> None:
     print(f"{'learner':<26}{'compiled rounds/s':>20}{'plain NumPy rounds/s':>24}{'ratio':>10}")
     for name, fast, plain in rows:
         print(f"{name:<26}{fast:>20,.0f}{plain:>24,.0f}{fast / plain:>9.0f}x")
+        SUMMARY.append((f"synthetic {name}", f"{fast:,.0f} rounds/s", f"{plain:,.0f} rounds/s", f"{fast / plain:.0f}x"))
     print(f"(compiled: {args.rounds} rounds, best of {args.repeat}; plain: {n_plain} rounds; same stream, "
           "identical predictions checked)")
 
     fig7_workload(args.repeat)
     letor_workload()
     coactive_workload()
+    if not args.skip_gp:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_gp import gp_workload
+
+        for name, fast, plain in gp_workload():
+            SUMMARY.append((f"collaborative GP: {name}", f"{fast:.2f} s", f"{plain:.2f} s", f"{plain / fast:.0f}x"))
 
     # processed data: one npz read per data set (goal: under a second each)
-    from pathlib import Path
-
     from rankrepro.data.preprocess import PROCESSED, load
 
     built = sorted(p.parent.name for p in Path("data/processed").glob(f"*/{PROCESSED}"))
@@ -196,5 +221,16 @@ def main() -> None:
             print(f"{name:<26}{t * 1000:>10.1f}ms{size:>10.1f}MB")
 
 
+
+
+def print_summary() -> None:
+    print("\nSummary (this project against the reference measured in the same run)")
+    w = max(len(r[0]) for r in SUMMARY) + 2
+    print(f"{'workload':<{w}}{'this project':>24}{'reference':>24}{'ratio':>9}")
+    for name, fast, ref, ratio in SUMMARY:
+        print(f"{name:<{w}}{fast:>24}{ref:>24}{ratio:>9}")
+
+
 if __name__ == "__main__":
     main()
+    print_summary()
