@@ -1,11 +1,13 @@
 # Shared helpers: the catalog, data availability, output locations and input functions.
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
+
 from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
 from rankrepro.data.registry import REGISTRY as DATA_REGISTRY
 from rankrepro.pipeline.catalog import data_status, load_catalog
-from rankrepro.pipeline.jobs import cell_fingerprint, config_fingerprint
+from rankrepro.pipeline.jobs import BACKENDS, cell_fingerprint, config_fingerprint
 
 SCALE = str(config.get("scale", "paper"))
 CONFIG_DIR = str(Path(workflow.basedir) / "config")
@@ -15,6 +17,11 @@ CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR)
 # runtime option: run each artefact's cells in one job (saves ~2 s of start-up per cell;
 # `make smoke` uses it), instead of one job per sweep cell
 BATCH = str(config.get("batch_cells", False)).lower() in ("1", "true", "yes")
+# runtime option: where a job's trials run (joblib backend; "dask" with dask_scheduler=<address>
+# uses a running dask.distributed cluster).  Read by the job scripts; checked here, before any job.
+BACKEND = str(config.get("backend", "loky"))
+if BACKEND not in BACKENDS:
+    raise WorkflowError(f"config key 'backend': unknown trial backend {BACKEND!r} (known: {', '.join(BACKENDS)})")
 # decided once, before any job: which data sets can be had, and which artefacts can run
 USABLE_DATA = [name for name in DATA_REGISTRY if availability(name).usable]
 DATA_STATUS = {name: data_status(exp) for name, exp in CATALOG.items()}
@@ -89,3 +96,12 @@ def data_outputs():
 
 def all_outputs():
     return [out("results/report/index.html"), *records(), *figures(), *data_outputs()]
+
+
+def remove_stale_temporaries():
+    """Delete leftovers of atomic writes (``.<name>.<random>.tmp``) under this scale's outputs."""
+    for top in (out("results"), out("figures"), "data/processed"):
+        root = Path(top)
+        if root.is_dir():
+            for p in root.rglob(".*.tmp"):
+                p.unlink(missing_ok=True)

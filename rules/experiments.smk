@@ -44,7 +44,12 @@ rule aggregate:
     input:
         cells=cell_files,
     output:
-        csv=out("results/{paper}/{artefact}.csv"),
+        csv=report(
+            out("results/{paper}/{artefact}.csv"),
+            caption="report/table.rst",
+            category="{paper}",
+            labels={"artefact": "{artefact}", "kind": "summary table"},
+        ),
         md=out("results/{paper}/{artefact}.md"),
         json=out("results/{paper}/{artefact}.json"),
     log:
@@ -66,7 +71,12 @@ rule figure:
         summary=out("results/{paper}/{artefact}.csv"),
         record=out("results/{paper}/{artefact}.json"),
     output:
-        png=out("figures/{paper}/{artefact}.png"),
+        png=report(
+            out("figures/{paper}/{artefact}.png"),
+            caption="report/figure.rst",
+            category="{paper}",
+            labels={"artefact": "{artefact}", "kind": "figure"},
+        ),
         pdf=out("figures/{paper}/{artefact}.pdf"),
     log:
         out("logs/{paper}/{artefact}.figure.log"),

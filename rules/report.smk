@@ -6,7 +6,12 @@ rule report:
         records=records(),
         figures=figures(),
     output:
-        out("results/report/index.html"),
+        report(
+            out("results/report/index.html"),
+            caption="report/replication.rst",
+            category="Replication report",
+            labels={"file": "index.html"},
+        ),
     log:
         out("logs/report.log"),
     params:

@@ -137,3 +137,31 @@ def test_unknown_key_in_algorithm_file_names_key_and_file(tmp_path, config_dir):
         load_experiment("harrington2003/table1", "paper", config_dir=cfg)
     assert err.value.key == "algorithms.oap_bpm.colour"
     assert "algorithm/oap_bpm" in str(err.value)
+
+
+# bad values across every group of the catalog: (experiment, override, key named in the error)
+BAD_ACROSS = [
+    ("harrington2003/table2_cystic_fibrosis", "algorithms.oap_bpm.grid.tau=[0.1,2.0]", "algorithms.oap_bpm.grid.tau[1]"),
+    ("harrington2003/table2_eachmovie", "+dataset.params.min_rating=3", "dataset.params.min_rating"),
+    ("crammer_singer2005/fig6", "algorithms.widrow_hoff.grid.eta=[0.1,-1]", "algorithms.widrow_hoff.grid.eta[1]"),
+    ("crammer_singer2005/fig7_min100", "experiment.seed=-1", "experiment.seed"),
+    ("elsas2008/table4_ohsumed", "experiment.n_trials=6", "experiment.n_trials"),
+    ("elsas2008/table4_ohsumed", "algorithms.com_a.params.committee=0", "algorithms.com_a.params.committee"),
+    ("elsas2008/fig1", "+algorithms.average.params.n_iters=5", "algorithms.average.params.n_iters"),
+    ("shivaswamy2012/fig2", "algorithms.perceptron.grid.alpha=[0.1,0.0]", "algorithms.perceptron.grid.alpha[1]"),
+    ("shivaswamy2012/fig3", "algorithms.ranksvm.params.feedback=loud", "algorithms.ranksvm.params.feedback"),
+    ("shivaswamy2012/fig4", "algorithms.perceptron.params.max_users=0", "algorithms.perceptron.params.max_users"),
+    ("yu2006/tables", "algorithms.gpr.grid.n_items=[100,0]", "algorithms.gpr.grid.n_items[1]"),
+    ("yu2006/tables", "algorithms.cgpor.params.likelihood=logistic", "algorithms.cgpor.params.likelihood"),
+    ("yu2006/tables", "algorithms.gpor.params.sigma0=0", "algorithms.gpor.params.sigma0"),
+    ("yu2006/tables", "+dataset.params.n_task=50", "dataset.params.n_task"),
+    ("yu2006/tables", "experiment.metrics=[mae,zero_on]", "experiment.metrics[1]"),
+    ("yu2006/tables", "scale.max_trials=0", "scale.max_trials"),
+]
+
+
+@pytest.mark.parametrize("experiment,override,key", BAD_ACROSS)
+def test_bad_value_in_every_group_names_key(config_dir, experiment, override, key):
+    with pytest.raises(ConfigError) as err:
+        load_experiment(experiment, "smoke", overrides=[override], config_dir=config_dir)
+    assert err.value.key == key, str(err.value)

@@ -42,7 +42,7 @@ experiment:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     w = tmp_path_factory.mktemp("wf")
-    for item in ("Snakefile", "rules", "scripts", "environment.yml"):
+    for item in ("Snakefile", "rules", "scripts", "environment.yml", "profiles"):
         src = ROOT / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, w / item)
     shutil.copytree(ROOT / "config", w / "config", ignore=shutil.ignore_patterns("experiment"))
@@ -78,3 +78,12 @@ def test_second_run_does_nothing(workdir):
     r = snakemake(workdir, "--dry-run")
     assert r.returncode == 0
     assert "Nothing to be done" in r.stdout + r.stderr
+
+
+def test_snakemake_report(workdir):
+    """Snakemake's own report (--report) of the finished run: the figures and tables by paper
+    and the replication report."""
+    r = snakemake(workdir, "--report", "snakemake_report.html")
+    assert r.returncode == 0, r.stderr[-3000:]
+    html = (workdir / "snakemake_report.html").read_text()
+    assert "Replication report" in html and "crammer_singer2005" in html and "fig6" in html

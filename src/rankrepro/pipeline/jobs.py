@@ -3,6 +3,7 @@ only unpack the ``snakemake`` object and call these)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sys
@@ -46,27 +47,59 @@ def _logger(log_path: str | None) -> Callable[[str], None]:
     return log
 
 
+BACKENDS = ("loky", "threading", "multiprocessing", "dask")
+
+
+@contextlib.contextmanager
+def trial_backend(backend: str, threads: int, scheduler: str | None = None, log: Callable[[str], None] | None = None):
+    """(backend, n_jobs) for the trials of a job.  ``dask`` runs them on a dask.distributed
+    cluster: the scheduler at ``scheduler`` (e.g. one started on the cluster's nodes), else a
+    LocalCluster of ``threads`` single-threaded worker processes started for this job."""
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown trial backend {backend!r} (config key 'backend'; known: {', '.join(BACKENDS)})")
+    if backend != "dask":
+        yield backend, threads
+        return
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        with Client(scheduler) as client:
+            if log:
+                log(f"trials on the dask scheduler {scheduler} ({len(client.scheduler_info()['workers'])} workers)")
+            yield "dask", -1
+        return
+    with LocalCluster(n_workers=max(1, threads), threads_per_worker=1, processes=True, dashboard_address=None) as lc, \
+            Client(lc):
+        if log:
+            log(f"trials on a local dask cluster of {max(1, threads)} workers")
+        yield "dask", -1
+
+
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
-                 log: str | None = None, data: list[str] | None = None) -> None:
+                 log: str | None = None, data: list[str] | None = None, backend: str = "loky",
+                 scheduler: str | None = None) -> None:
     exp = load_experiment(experiment, scale, config_dir=config_dir)
     logger = _logger(log)
     size = (f"{exp.n_trials} folds" if exp.cfg.experiment.protocol == "letor"
             else f"{exp.n_trials} trials x {exp.n_train} rounds")
     logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else ""))
-    df = run_cell(exp, cell, n_jobs=threads, progress=logger, data_path=data[0] if data else None)
+    with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
+        df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
     write_parquet(df, output)
 
 
 def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str, threads: int = 1,
-                      log: str | None = None, data: list[str] | None = None) -> None:
+                      log: str | None = None, data: list[str] | None = None, backend: str = "loky",
+                      scheduler: str | None = None) -> None:
     """Every cell of one artefact in one process (the ``batch_cells`` option)."""
     import pandas as pd
 
     exp = load_experiment(experiment, scale, config_dir=config_dir)
     logger = _logger(log)
     logger(f"{experiment} [{scale}]: {len(exp.cells)} cells in one job")
-    frames = [run_cell(exp, c.id, n_jobs=threads, progress=logger, data_path=data[0] if data else None)
-              for c in exp.cells]
+    with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
+        frames = [run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
+                  for c in exp.cells]
     write_parquet(pd.concat(frames, ignore_index=True), output)
 
 

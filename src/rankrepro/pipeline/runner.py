@@ -9,6 +9,7 @@ the joblib backend or the order in which trials finish: results are bit-identica
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -19,7 +20,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, parallel_config
 from omegaconf import OmegaConf
 
 from ..protocols import PROTOCOLS
@@ -104,14 +105,17 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     t0 = time.perf_counter()
     results: dict[int, list] = {}
     report_every = max(1, len(trials) // 10)
-    par = Parallel(n_jobs=n_jobs, backend=backend, return_as="generator_unordered") if n_jobs != 1 else None
-    gen = (par(delayed(_run_one)(protocol, s, t) for s, t in specs) if par is not None
-           else (_run_one(protocol, s, t) for s, t in specs))
-    for done, (t, rows) in enumerate(gen, start=1):
-        results[t] = rows
-        if progress and (done % report_every == 0 or done == len(trials)):
-            progress(f"{exp.name} [{exp.scale}] {cell.id}: {done}/{len(trials)} trials, "
-                     f"{time.perf_counter() - t0:.1f}s")
+    # "dask" is one of joblib's external backends: parallel_config registers it (it needs a
+    # dask.distributed Client to be active, see pipeline.jobs.trial_backend)
+    with parallel_config(backend=backend) if n_jobs != 1 else contextlib.nullcontext():
+        par = Parallel(n_jobs=n_jobs, return_as="generator_unordered") if n_jobs != 1 else None
+        gen = (par(delayed(_run_one)(protocol, s, t) for s, t in specs) if par is not None
+               else (_run_one(protocol, s, t) for s, t in specs))
+        for done, (t, rows) in enumerate(gen, start=1):
+            results[t] = rows
+            if progress and (done % report_every == 0 or done == len(trials)):
+                progress(f"{exp.name} [{exp.scale}] {cell.id}: {done}/{len(trials)} trials, "
+                         f"{time.perf_counter() - t0:.1f}s")
     params = json.dumps(cell.params, sort_keys=True)
     records = [(exp.paper, exp.artefact, cell.id, cell.algorithm, params, t, m, r, v)
                for t in sorted(results) for (m, r, v) in results[t]]
