@@ -139,7 +139,8 @@ def render(records: list[tuple[dict, str | None]], scale: str) -> str:
             score += f"<tr><td>{_e(r['paper'])}</td><td>{_e(r['artefact'])}</td><td colspan=3>not run</td></tr>"
     score += "</table></section>"
     body = []
-    for paper in sorted({r["paper"] for r, _ in records}):
+    order = list(PAPERS)
+    for paper in sorted({r["paper"] for r, _ in records}, key=lambda p: (order.index(p) if p in order else len(order), p)):
         body.append(f'<section class="paper" id="{_e(paper)}"><h2>{_e(PAPERS.get(paper, paper))}</h2>')
         for r, png in records:
             if r["paper"] == paper:
