@@ -85,17 +85,24 @@ def _log_npdf(z: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(z), -0.5 * z * z - 0.5 * LOG_2PI, -np.inf)
 
 
+def _probit_terms(mu, var, lo, hi, sigma):
+    """s = sqrt(sigma^2 + var), z = (b - mu)/s at both thresholds, log Z, the ratios
+    r = N(z)/Z and z r (0 at an infinite threshold), all in the log domain."""
+    s = np.sqrt(sigma * sigma + var)
+    z0, z1 = (lo - mu) / s, (hi - mu) / s
+    logz = log_phi_diff(z0, z1)
+    r0, r1 = np.exp(_log_npdf(z0) - logz), np.exp(_log_npdf(z1) - logz)
+    zr0 = np.where(np.isfinite(z0), np.where(np.isfinite(z0), z0, 0.0) * r0, 0.0)
+    zr1 = np.where(np.isfinite(z1), np.where(np.isfinite(z1), z1, 0.0) * r1, 0.0)
+    return s, z0, z1, logz, r0, r1, zr0, zr1
+
+
 def ordinal_moments(mu, var, lo, hi, sigma):
     """For a Gaussian N(f; mu, var) times P(y | f) = Phi((hi - f)/s) - Phi((lo - f)/s) with
     noise ``sigma``: (log Z, dlogZ/dmu, -d2logZ/dmu2).  Element-wise; ``lo``/``hi`` the
     label's thresholds (-inf / +inf at the ends)."""
     mu, var, lo, hi, sigma = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (mu, var, lo, hi, sigma)))
-    s = np.sqrt(sigma * sigma + var)
-    z0, z1 = (lo - mu) / s, (hi - mu) / s
-    logz = log_phi_diff(z0, z1)
-    r0, r1 = np.exp(_log_npdf(z0) - logz), np.exp(_log_npdf(z1) - logz)  # N(z)/Z, 0 at infinite z
-    zr0 = np.where(np.isfinite(z0), np.where(np.isfinite(z0), z0, 0.0) * r0, 0.0)
-    zr1 = np.where(np.isfinite(z1), np.where(np.isfinite(z1), z1, 0.0) * r1, 0.0)
+    s, z0, z1, logz, r0, r1, zr0, zr1 = _probit_terms(mu, var, lo, hi, sigma)
     alpha = (r0 - r1) / s
     nu = alpha * alpha - (zr0 - zr1) / (s * s)
     # far in one tail (the latent mean beyond one threshold by > 30 s, the other threshold a
@@ -118,12 +125,7 @@ def ordinal_moments(mu, var, lo, hi, sigma):
 def ordinal_log_lik_grad(mu, var, lo, hi, sigma):
     """sum log Z and its gradient with respect to (lo, hi, sigma), element-wise pieces:
     returns (logZ, dlogZ/dlo, dlogZ/dhi, dlogZ/dsigma)."""
-    s = np.sqrt(sigma * sigma + var)
-    z0, z1 = (lo - mu) / s, (hi - mu) / s
-    logz = log_phi_diff(z0, z1)
-    r0, r1 = np.exp(_log_npdf(z0) - logz), np.exp(_log_npdf(z1) - logz)
-    zr0 = np.where(np.isfinite(z0), np.where(np.isfinite(z0), z0, 0.0) * r0, 0.0)
-    zr1 = np.where(np.isfinite(z1), np.where(np.isfinite(z1), z1, 0.0) * r1, 0.0)
+    s, z0, z1, logz, r0, r1, zr0, zr1 = _probit_terms(mu, var, lo, hi, sigma)
     return logz, -r0 / s, r1 / s, -(sigma / (s * s)) * (zr1 - zr0)
 
 
