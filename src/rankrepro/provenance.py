@@ -12,13 +12,20 @@ PACKAGES = ("rankrepro", "numpy", "scipy", "pandas", "pyarrow", "numba", "joblib
             "omegaconf", "snakemake")
 
 
+#: folders the pipeline writes (committed outputs), ignored by the dirty check
+OUTPUT_DIRS = ("results", "figures", "runs")
+
+
 def git_commit(path: str | Path = ".") -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True, timeout=10)
         sha = out.stdout.strip()
         if out.returncode != 0 or not sha:
             return "unknown"
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=path,
+        # "+dirty": tracked sources or configs differ from the commit.  The pipeline's own
+        # outputs (results/, figures/, runs/) do not count: a run rewrites them itself.
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                *(f":(exclude){d}" for d in OUTPUT_DIRS)], cwd=path,
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return sha + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
