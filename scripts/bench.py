@@ -107,24 +107,24 @@ def letor_workload() -> None:
 def coactive_workload(n_users: int = 200, n_movies: int = 3706, dim: int = 10, rounds: int = 200) -> None:
     """Coactive movie recommendation (strict feedback): all users at once (one weight matrix)
     against a loop over users, same random problem, identical recommendations checked."""
-    from rankrepro.algorithms.coactive import PreferencePerceptron, strictly_alpha_informative_item
+    from rankrepro.algorithms.coactive import PreferencePerceptron, SortedUtilities, strictly_alpha_informative_item
 
     rng = np.random.default_rng(0)
     M = rng.normal(size=(n_movies, dim))
     U = rng.normal(size=(n_users, dim)) @ M.T
 
-    def together():
+    def together():  # as the protocol runs it: one weight matrix, the user's answers from sorted utilities
         pp = PreferencePerceptron(n_features=dim, n_users=n_users)
-        Ua, avail, rows, out = U.copy(), np.ones_like(U, dtype=bool), np.arange(n_users), []
+        avail, rows, out = np.ones_like(U, dtype=bool), np.arange(n_users), []
+        su = SortedUtilities(U)
         for _ in range(rounds):
             S = pp.scores(M)
             S[~avail] = -np.inf
             y = np.argmax(S, axis=1)
-            ybar = strictly_alpha_informative_item(U, y, 0.5, masked=Ua)
+            ybar, _ = su.feedback(avail, y, 0.5)
             pp.update(M[ybar] - M[y])
             for a in (y, ybar):
                 avail[rows, a] = False
-                Ua[rows, a] = -np.inf
             out.append(y)
         return np.array(out)
 
@@ -145,6 +145,7 @@ def coactive_workload(n_users: int = 200, n_movies: int = 3706, dim: int = 10, r
                 out[t, u] = y[0]
         return out
 
+    SortedUtilities(U[:2]).feedback(np.ones((2, n_movies), dtype=bool), np.zeros(2, dtype=np.int64), 0.5)  # compile
     t0 = time.perf_counter()
     a = together()
     t_vec = time.perf_counter() - t0

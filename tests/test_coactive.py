@@ -227,3 +227,27 @@ def test_ranking_trial_noisy_feedback_and_svm_baseline(tmp_path):
     s, _ = _ranking_run(path, {"feedback": "noisy", "variant": "ranksvm"})
     assert np.all(p >= 0) and np.all(s >= 0)
     assert p[-1] < p[0] and s[-1] < s[0]
+
+
+def test_sorted_utilities_equal_the_numpy_definitions():
+    """The movie simulation's O(log m) answers equal the numpy definitions exactly (the max
+    over available items; strictly_alpha_informative_item), ties included, as items go."""
+    from rankrepro.algorithms.coactive import SortedUtilities
+
+    rng = np.random.default_rng(12)
+    U = np.round(rng.normal(size=(40, 300)), 1)  # rounded: many ties
+    avail = np.ones(U.shape, dtype=bool)
+    su = SortedUtilities(U)
+    rows = np.arange(40)
+    for t in range(60):
+        masked = np.where(avail, U, -np.inf)
+        y = np.argmax(np.where(avail, rng.normal(size=U.shape), -np.inf), axis=1)
+        np.testing.assert_array_equal(su.best(avail), masked.max(axis=1))
+        for alpha in (0.1, 0.5, 1.0):
+            fb, best = su.feedback(avail, y, alpha)
+            np.testing.assert_array_equal(fb, strictly_alpha_informative_item(U, y, alpha, masked=masked))
+            np.testing.assert_array_equal(best, masked.max(axis=1))
+        gone = rng.integers(0, 300, size=(40, 3))  # remove some items, the best ones sometimes
+        gone[::4, 0] = su.order[rows[::4], su.ptr[::4]]
+        for g in gone.T:
+            avail[rows, g] = False

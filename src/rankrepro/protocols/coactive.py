@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from ..algorithms.coactive import COACTIVE, CoactiveRankSVM, strictly_alpha_informative_item
+from ..algorithms.coactive import COACTIVE, CoactiveRankSVM, SortedUtilities
 from ..data.builders import BUILDERS
 from ..metrics import checkpoints
 
@@ -87,17 +87,16 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
     R = _noisy_ratings(setup, users) if cfg.feedback == "noisy" else None
     T = min(spec.n_rounds, M.shape[0] // 2)
     regret = np.zeros((users.size, T))
-    Ua = U.copy()  # utilities with the removed movies at -inf
+    sorted_u = SortedUtilities(U)
     for t in range(T):
         S = learner.scores(M) if learner is not None else np.stack([s.w for s in svms]) @ M.T
         S[~avail] = -np.inf
-        y = np.argmax(S, axis=1)
+        y = np.argmax(S, axis=1)  # the available movie of highest estimated utility
         u_pres = U[rows, y]
-        best = Ua.max(axis=1)
-        regret[:, t] = best - u_pres
         if cfg.feedback == "strict":
-            ybar = strictly_alpha_informative_item(U, y, cfg.alpha, masked=Ua)
+            ybar, best = sorted_u.feedback(avail, y, cfg.alpha)
         else:
+            best = sorted_u.best(avail)
             ybar = y.copy()
             r_pres = R[rows, y]
             for k in np.flatnonzero(r_pres < 5):
@@ -106,6 +105,7 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
                     if cand.size:
                         ybar[k] = cand[rng.integers(cand.size)]
                         break
+        regret[:, t] = best - u_pres
         if learner is not None:
             learner.update(M[ybar] - M[y])
         else:
@@ -113,8 +113,6 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
                 s.add_pair(M[ybar[k]] - M[y[k]])
         avail[rows, y] = False
         avail[rows, ybar] = False
-        Ua[rows, y] = -np.inf
-        Ua[rows, ybar] = -np.inf
     wall = time.perf_counter() - t0
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret, axis=1)[:, pts - 1] / pts
