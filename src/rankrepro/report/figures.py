@@ -21,6 +21,7 @@ from .aggregate import resolve  # noqa: E402
 from .artefact import dataset_label  # noqa: E402
 
 _LINESTYLES = ["-", "--", "-.", ":"]
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "h")
 
 
 def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
@@ -45,7 +46,10 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
             i = per_alg.get(c.algorithm, 0)
             per_alg[c.algorithm] = i + 1
             x = s["round"].astype(float).to_numpy()
-            line, = ax.plot(x, s["mean"], label=c.label, color=a.color, marker=a.marker,
+            # the cells of one algorithm (a swept value each) share its colour; line style and
+            # marker tell them apart
+            marker = a.marker if not i else [m for m in _MARKERS if m != a.marker][(i - 1) % (len(_MARKERS) - 1)]
+            line, = ax.plot(x, s["mean"], label=c.label, color=a.color, marker=marker,
                             linestyle=_LINESTYLES[i % len(_LINESTYLES)] if i else a.linestyle,
                             markevery=max(1, len(x) // 10), markersize=5, linewidth=1.6)
             ax.fill_between(x, s["low"], s["high"], color=line.get_color(), alpha=0.18, linewidth=0)

@@ -69,8 +69,8 @@ def artefact_section(rec: dict, png: str | None) -> str:
     ds = rec["dataset"]
     data = _e(ds["label"])
     out.append(f"<p>{_e(rec['description'])}</p>")
-    out.append(f'<p>Data: <span class="{"" if ds["original"] else "sub"}">{data}</span>. '
-               f"Scale <b>{_e(rec['scale'])}</b>: {_e(rec['size'])}, root seed {rec['seed']}.</p>")
+    out.append(f'<p>Data: <span class="{"" if ds["original"] else "sub"}">{data}</span></p>'
+               f"<p>Scale <b>{_e(rec['scale'])}</b>: {_e(rec['size'])}, root seed {rec['seed']}.</p>")
     metrics = list(dict.fromkeys(r["metric"] for r in rec["table"]))
     for m in metrics:
         rows = [r for r in rec["table"] if r["metric"] == m]
