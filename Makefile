@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 CORES  ?= all
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install reproduce smoke test bench lint clean-smoke data data-status
+.PHONY: install reproduce smoke test browser bench lint clean-smoke data data-status
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,9 +24,17 @@ reproduce: $(STAMP)
 smoke: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke batch_cells=true
 
-## the test suite
-test: $(STAMP)
+## the test suite (first makes sure headless Chromium is there for the report's browser test)
+test: $(STAMP) browser
 	$(PY) -m pytest -q
+
+## Debian's chromium for the report's browser test: installed when missing and this is root
+## with apt-get (CI); otherwise the test is skipped outside CI, with a message saying how to install it
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  export DEBIAN_FRONTEND=noninteractive && \
+	  (apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }); } \
+	  || echo "chromium not installed (Debian: apt-get install chromium): the report's browser test needs it (skipped outside CI)"
 
 ## speed: rounds per second against a plain NumPy reference measured in the same run
 bench: $(STAMP)

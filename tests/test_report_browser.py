@@ -1,6 +1,6 @@
 """The committed replication report opens offline in a real browser: headless Chromium
 renders a non-blank page, and the DOM has the scorecard and one section for every paper and
-every artefact record under results/ (CI installs Debian's chromium, see .ci/run)."""
+every artefact record under results/ (`make test` installs Debian's chromium when missing)."""
 import json
 import os
 import shutil
@@ -22,7 +22,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 def chromium():
     if CHROMIUM is None:
         if os.environ.get("CI"):
-            pytest.fail("headless Chromium is required in CI (.ci/run installs Debian's chromium)")
+            pytest.fail("headless Chromium is required in CI (`make test` installs Debian's chromium: make browser)")
         pytest.skip("chromium is not installed (Debian: apt-get install chromium)")
     return CHROMIUM
 
