@@ -65,14 +65,8 @@ def gp_workload(n_users: int = 100, n_items: int = 400) -> list[tuple[str, float
     t0 = time.perf_counter()
     with threadpool_limits(limits=1, user_api="blas"):
         S, hJ = prior.S, prior.h[train]
-        A = np.zeros((n_users, n_items))
-        W = np.zeros((n_items, n_items))
-        for u in range(n_users):
-            j = J[u]
-            ep = ep_ordinal(S[np.ix_(j, j)], hJ[j], Ytr[u, j], b[u], 1.0)
-            A[u, j] = ep.post.a
-            W[np.ix_(j, j)] += ep.post.W
-        prior.m_step(A, W / n_users)
+        posts = [ep_ordinal(S[np.ix_(j, j)], hJ[j], Ytr[u, j], b[u], 1.0).post for u, j in enumerate(J)]
+        prior.m_step(J, posts)
     t_fast = time.perf_counter() - t0
     t0 = time.perf_counter()
     h, Sig = cgpor_iteration_plain(K, Y, train, b, sig, np.zeros(K.shape[0]), K)

@@ -72,3 +72,25 @@ def test_batched_cells_equal_per_cell_runs(tmp_path, config_dir):
     exp = load_experiment("crammer_singer2005/fig6", "smoke", config_dir=config_dir)
     ref = pd.concat([run_cell(exp, c.id) for c in exp.cells], ignore_index=True)
     pd.testing.assert_frame_equal(pd.read_parquet(out), ref, check_exact=True)
+
+
+def test_trials_run_with_one_blas_thread(monkeypatch):
+    """A trial's numbers must not depend on the machine's BLAS thread count (a threaded
+    least-squares fit differs in the last bits): every trial runs with one BLAS thread."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from rankrepro import protocols
+    from rankrepro.pipeline import runner
+
+    seen = []
+
+    def probe(spec):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return [("test_rank_loss", None, 0.0)]
+
+    monkeypatch.setitem(protocols.PROTOCOLS, "online", probe)
+    monkeypatch.setattr(runner, "PROTOCOLS", protocols.PROTOCOLS)
+    exp = load_experiment("harrington2003/table1", "smoke")
+    with threadpool_limits(limits=2, user_api="blas"):
+        run_cell(exp, exp.cells[0].id, n_jobs=1)
+    assert seen and set(seen) == {1}

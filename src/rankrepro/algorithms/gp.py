@@ -167,16 +167,23 @@ class SitePosterior:
     quad: float            # nu'^T Sigma_post nu' with nu' = nu - T h_J
 
 
+def _factor(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
+    """T^1/2, the Cholesky factor L of B = I + T^1/2 K T^1/2, V = L^-1 T^1/2 K and
+    nu' = nu - T h: what every posterior quantity below is computed from."""
+    st = np.sqrt(np.maximum(tau, 0.0))
+    B = st[:, None] * K * st[None, :]
+    B[np.diag_indices_from(B)] += 1.0
+    L = chol(B)
+    V = linalg.solve_triangular(L, st[:, None] * K, lower=True, check_finite=False)
+    return st, L, V, nu - tau * h
+
+
 def site_posterior(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray) -> SitePosterior:
     n = tau.size
     if n == 0:
         z = np.zeros(0)
         return SitePosterior(z, np.zeros((0, 0)), z, z, 0.0, 0.0)
-    st = np.sqrt(np.maximum(tau, 0.0))
-    B = np.eye(n) + st[:, None] * K * st[None, :]
-    L = chol(B)
-    V = linalg.solve_triangular(L, st[:, None] * K, lower=True, check_finite=False)  # L^-1 T^1/2 K
-    nup = nu - tau * h
+    st, L, V, nup = _factor(K, h, tau, nu)
     Knup = K @ nup
     a = nup - st * linalg.cho_solve((L, True), st * Knup, check_finite=False)
     post_mean = h + K @ a
@@ -205,12 +212,7 @@ class EPResult:
 
 def _marginals(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Posterior means and variances on J only (what an EP sweep needs)."""
-    st = np.sqrt(np.maximum(tau, 0.0))
-    B = st[:, None] * K * st[None, :]
-    B[np.diag_indices_from(B)] += 1.0
-    L = chol(B)
-    V = linalg.solve_triangular(L, st[:, None] * K, lower=True, check_finite=False)
-    nup = nu - tau * h
+    _, _, V, nup = _factor(K, h, tau, nu)
     mean = h + K @ nup - V.T @ (V @ nup)
     var = np.diag(K) - np.einsum("ij,ij->j", V, V)
     return mean, np.maximum(var, 1e-300)
@@ -337,9 +339,17 @@ class CollabPrior:
         """Sigma[train, train]."""
         return self.G[self.train]
 
-    def m_step(self, A: np.ndarray, W_mean: np.ndarray) -> None:
-        """Eq. 3 given each user's a_j (rows of A, in training-item coordinates) and the mean
-        of their W_j: h += G abar; Sigma += G C G^T with C = cov(a) - mean W."""
+    def m_step(self, J: list[np.ndarray], posts: list["SitePosterior"]) -> None:
+        """Eq. 3 from every user's site posterior (``J[u]``: user u's labelled items in
+        training-item coordinates): with a_j and W_j scattered onto the training items,
+        h += G abar; Sigma += G C G^T with C = cov(a) - mean W."""
+        p = self.train.size
+        A = np.zeros((len(J), p))
+        W_mean = np.zeros((p, p))
+        for u, (j, post) in enumerate(zip(J, posts)):
+            A[u, j] = post.a
+            W_mean[np.ix_(j, j)] += post.W
+        W_mean /= len(J)
         abar = A.mean(axis=0)
         Ac = A - abar
         C = Ac.T @ Ac / A.shape[0] - W_mean
@@ -359,18 +369,14 @@ def cgpr_em(prior: CollabPrior, J: list[np.ndarray], targets: list[np.ndarray], 
     Appends the log evidence sum_j log N(y_j; h_J, Sigma_JJ + sigma^2 I) of each E-step to
     ``objective``; stops early when its relative change is below ``tol``.  Returns sigma^2."""
     objective = [] if objective is None else objective
-    n_users, p = len(J), prior.train.size
     for it in range(iters):
         S = prior.S
         hJ = prior.h[prior.train]
-        A = np.zeros((n_users, p))
-        Wsum = np.zeros((p, p))
+        posts = []
         obj, sq, n_lab = 0.0, 0.0, 0
-        for u in range(n_users):
-            j = J[u]
+        for u, j in enumerate(J):
             post = site_posterior(S[np.ix_(j, j)], hJ[j], np.full(j.size, 1 / sigma2), targets[u] / sigma2)
-            A[u, j] = post.a
-            Wsum[np.ix_(j, j)] += post.W
+            posts.append(post)
             obj += _gauss_evidence(post, targets[u], hJ[j], sigma2)
             sq += float(np.sum((targets[u] - post.post_mean) ** 2) + np.sum(post.post_var))
             n_lab += j.size
@@ -379,7 +385,7 @@ def cgpr_em(prior: CollabPrior, J: list[np.ndarray], targets: list[np.ndarray], 
             progress(f"EM {it + 1}/{iters}: log evidence {obj:.3f}, sigma {np.sqrt(sigma2):.4f}")
         if len(objective) > 1 and abs(obj - objective[-2]) <= tol * abs(obj):
             break
-        prior.m_step(A, Wsum / n_users)
+        prior.m_step(J, posts)
         sigma2 = max(sq / max(n_lab, 1), 1e-8)
     return sigma2
 
@@ -454,30 +460,21 @@ class GPModel:
             return self._fit_ordinal(prior, J, labels, predict, progress)
 
     def _fit_gaussian(self, prior: CollabPrior, J, labels, predict, progress) -> FitResult:
-        n_users = len(J)
         offset = np.array([lab.mean() if lab.size else 0.0 for lab in labels])
         targets = [lab - c for lab, c in zip(labels, offset)]
-        S = prior.S
-        if not self.collaborative:
-            sig = np.array([_fit_gpr_sigma(S[np.ix_(j, j)], t, self.sigma0) for j, t in zip(J, targets)])
-            res = FitResult([], sigma=sig)
-            Gp = prior.G[predict]
-            for u in range(n_users):
-                post = site_posterior(S[np.ix_(J[u], J[u])], np.zeros(J[u].size),
-                                      np.full(J[u].size, 1 / sig[u] ** 2), targets[u] / sig[u] ** 2)
-                mean = Gp[:, J[u]] @ post.a
-                res.pred.append(self._round(mean + offset[u]))
-            return res
         res = FitResult([])
-        sigma2 = cgpr_em(prior, J, targets, self.sigma0 ** 2, self.em_iters, self.tol, res.objective, progress)
+        if self.collaborative:
+            sigma2 = cgpr_em(prior, J, targets, self.sigma0 ** 2, self.em_iters, self.tol, res.objective, progress)
+            noise = np.full(len(J), sigma2)
+            res.sigma = np.sqrt(noise)
+        else:  # the fixed prior (h = 0); each user's sigma by its evidence
+            res.sigma = np.array([_fit_gpr_sigma(prior.S[np.ix_(j, j)], t, self.sigma0) for j, t in zip(J, targets)])
+            noise = res.sigma ** 2
         S, hJ = prior.S, prior.h[prior.train]
         Gp, hp = prior.G[predict], prior.h[predict]
-        for u in range(n_users):
-            j = J[u]
-            post = site_posterior(S[np.ix_(j, j)], hJ[j], np.full(j.size, 1 / sigma2), targets[u] / sigma2)
-            mean = hp + Gp[:, j] @ post.a
-            res.pred.append(self._round(mean + offset[u]))
-        res.sigma = np.full(n_users, np.sqrt(sigma2))
+        for j, t, c, s2 in zip(J, targets, offset, noise):
+            post = site_posterior(S[np.ix_(j, j)], hJ[j], np.full(j.size, 1 / s2), t / s2)
+            res.pred.append(self._round(hp + Gp[:, j] @ post.a + c))
         return res
 
     def _fit_ordinal(self, prior: CollabPrior, J, labels, predict, progress) -> FitResult:
@@ -488,7 +485,6 @@ class GPModel:
         n_users, r = len(J), self.n_ranks
         params = np.array([_pack(initial_thresholds(lab, r, self.sigma0), self.sigma0) for lab in labels])
         res = FitResult([])
-        p = prior.train.size
         eps: list[EPResult] = [None] * n_users  # type: ignore[list-item]
 
         def run_ep(u, P_u, warm):
@@ -522,12 +518,7 @@ class GPModel:
                         break
                     step = step / 2
             if self.collaborative:
-                A = np.zeros((n_users, p))
-                Wsum = np.zeros((p, p))
-                for u, e in enumerate(eps):
-                    A[u, J[u]] = e.post.a
-                    Wsum[np.ix_(J[u], J[u])] += e.post.W
-                prior.m_step(A, Wsum / n_users)
+                prior.m_step(J, [e.post for e in eps])
         # predictive distribution on the requested items from the last E-step
         Gp, hp, dp = prior.G[predict], prior.h[predict], prior.d[predict]
         for u, e in enumerate(eps):

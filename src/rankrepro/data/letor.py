@@ -50,9 +50,5 @@ def letor_all(*, data_path: str) -> Part:
     query in increasing query id (file order within a query).  Duplicated rows of the
     ``folds`` layout (a query in several folds' files) are kept once: fold 1's copy."""
     d = load_cached(data_path)
-    keep = np.ones(d["qid"].size, dtype=bool)
-    if np.any(d["fold"] > 0):
-        keep = d["fold"] == 1
-    qid = d["qid"][keep]
-    order = np.argsort(qid, kind="stable")
-    return Part(d["X"][keep][order].astype(np.float64), d["y"][keep][order].astype(np.int64), qid[order])
+    rows = np.flatnonzero(d["fold"] == 1) if np.any(d["fold"] > 0) else np.arange(d["qid"].size)
+    return _part(d, rows[np.argsort(d["qid"][rows], kind="stable")])

@@ -80,9 +80,9 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
                  scheduler: str | None = None) -> None:
     exp = load_experiment(experiment, scale, config_dir=config_dir)
     logger = _logger(log)
-    size = (f"{exp.n_trials} folds" if exp.cfg.experiment.protocol == "letor"
-            else f"{exp.n_trials} trials x {exp.n_train} rounds")
-    logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else ""))
+    from ..report.artefact import size_text
+
+    logger(f"{experiment} [{scale}] {cell}: {size_text(exp)} on {threads} worker(s)" + (f" on {data[0]}" if data else ""))
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
     write_parquet(df, output)

@@ -77,7 +77,12 @@ def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = 
 
 
 def _run_one(protocol: str, spec: TrialSpec, trial: int):
-    return trial, PROTOCOLS[protocol](spec)
+    # one BLAS thread per trial: trials run in parallel processes anyway, and a multithreaded
+    # BLAS may sum in another order on another machine (results then differ in the last bits)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return trial, PROTOCOLS[protocol](spec)
 
 
 def default_data_path(exp: Experiment) -> str | None:
