@@ -59,6 +59,46 @@ class AlgorithmCfg:
     grid: Dict[str, List[Any]] = field(default_factory=dict)
 
 
+#: the kinds of diagnosis a disagreement with the paper can carry
+DIAGNOSIS_KINDS = ("paper", "substitute data", "open protocol choice", "implementation")
+
+
+@dataclass
+class DiagnosisCfg:
+    """Why a reproduced value or claim disagrees with the paper (shown beside the verdict).
+
+    ``kind``: *paper* (the published value cannot come from the stated protocol: an exact
+    implementation and an independent check agree and differ from it), *substitute data*
+    (only where the artefact runs on a substitute), *open protocol choice* (``choice`` names
+    the experiment's sensitivity choice whose measured effect is the evidence), or
+    *implementation* (a bug of ours that was fixed: say what changed)."""
+
+    kind: str = MISSING
+    text: str = MISSING
+    #: for "open protocol choice": the name of a choice in ``experiment.sensitivity``
+    choice: Optional[str] = None
+    #: where the regenerated measurement behind it lives (a test, a benchmark, a sensitivity section)
+    evidence: str = ""
+
+
+@dataclass
+class SensitivityCfg:
+    """A protocol choice the paper leaves open, swept as extra cells on common random numbers.
+
+    ``values`` maps each value's label to the config keys it sets (dotted keys, e.g.
+    ``experiment.n_train`` or ``algorithms.oap_vp.params.output``), applied to the main
+    config; the value named ``main`` must leave the main config unchanged."""
+
+    choice: str = MISSING
+    #: what the paper leaves open
+    text: str = ""
+    #: the label of the value the main run uses
+    main: str = MISSING
+    #: why the main value is the reading most faithful to the paper's text
+    why: str = MISSING
+    values: Dict[str, Dict[str, Any]] = MISSING
+
+
 @dataclass
 class PublishedCfg:
     """A number printed in the paper: the target a reproduced cell is compared with."""
@@ -73,6 +113,8 @@ class PublishedCfg:
     source: str = ""
     #: significance marks printed beside the value in the paper (e.g. "*")
     marks: str = ""
+    #: why the reproduction differs from this value (shown when it does)
+    diagnosis: Optional[DiagnosisCfg] = None
 
 
 @dataclass
@@ -101,6 +143,8 @@ class ClaimCfg:
     expect: Optional[float] = None
     #: less: lhs * factor < rhs (e.g. "at least 45 times faster")
     factor: float = 1.0
+    #: why the claim does not hold in the reproduction (shown when it does not)
+    diagnosis: Optional[DiagnosisCfg] = None
 
 
 @dataclass
@@ -155,6 +199,8 @@ class ExperimentCfg:
     published: List[PublishedCfg] = field(default_factory=list)
     claims: List[ClaimCfg] = field(default_factory=list)
     significance: List[SignificanceCfg] = field(default_factory=list)
+    #: protocol choices the paper leaves open, each run as extra cells
+    sensitivity: List[SensitivityCfg] = field(default_factory=list)
     figure: Optional[FigureCfg] = None
 
 
