@@ -16,9 +16,11 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## the whole pipeline at paper scale on all cores (outputs in results/ and figures/)
+## the whole pipeline at paper scale on all cores (outputs in results/ and figures/): the data
+## first, then only the cells whose fingerprint changed; FORCE=1 recomputes everything
 reproduce: $(STAMP)
-	$(VENV)/bin/snakemake --cores $(CORES)
+	$(VENV)/bin/snakemake --cores $(CORES) data
+	$(VENV)/bin/snakemake --cores $(CORES) $(if $(FORCE),--forcerun run_cell run_all_cells aggregate figure report --config force=true,)
 
 ## every artefact tiny, end to end (outputs in runs/smoke/)
 smoke: $(STAMP)

@@ -6,14 +6,19 @@ from snakemake.exceptions import WorkflowError
 from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
 from rankrepro.data.registry import REGISTRY as DATA_REGISTRY
-from rankrepro.pipeline.catalog import data_status, load_catalog
+from rankrepro.pipeline.catalog import data_status, load_catalog, output_prefix, resolved_path, write_resolved
+from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.jobs import BACKENDS, cell_fingerprint, config_fingerprint
 
 SCALE = str(config.get("scale", "paper"))
 CONFIG_DIR = str(Path(workflow.basedir) / "config")
 # paper-scale outputs are the committed ones; any other scale writes under runs/<scale>/
-PREFIX = "" if SCALE == "paper" else f"runs/{SCALE}/"
+PREFIX = output_prefix(SCALE)
 CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR)
+# each experiment resolved once: the jobs read results/<paper>/<artefact>.config.yaml instead
+# of composing the configs again (rewritten only when it changes)
+for _exp in CATALOG.values():
+    write_resolved(_exp, resolved_path(_exp.name, SCALE))
 # runtime option: run each artefact's cells in one job (saves ~2 s of start-up per cell;
 # `make smoke` uses it), instead of one job per sweep cell
 BATCH = str(config.get("batch_cells", False)).lower() in ("1", "true", "yes")
@@ -25,6 +30,12 @@ if BACKEND not in BACKENDS:
 # decided once, before any job: which data sets can be had, and which artefacts can run
 USABLE_DATA = [name for name in DATA_REGISTRY if availability(name).usable]
 DATA_STATUS = {name: data_status(exp) for name, exp in CATALOG.items()}
+# reruns follow content, not file times (a fresh clone has neither Snakemake's metadata nor
+# meaningful times): a cell whose fingerprint file no longer matches loses it (and reruns),
+# current outputs are dated after their inputs.  Skipped under --config force=true.
+FORCE = str(config.get("force", False)).lower() in ("1", "true", "yes")
+if not FORCE:
+    sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH)
 
 
 wildcard_constraints:
@@ -66,6 +77,7 @@ def cell_files(wildcards):
 def cell_data(wildcards):
     used = DATA_STATUS[f"{wildcards.paper}/{wildcards.artefact}"].used
     return [processed(used)] if used else []
+
 
 
 def cell_param_fingerprint(wildcards):

@@ -225,6 +225,47 @@ def _compose(config_dir: Path, name: str, scale: str, overrides: list[str]) -> D
         GlobalHydra.instance().clear()
 
 
+def output_prefix(scale: str) -> str:
+    """Where a scale's outputs go: paper scale in the repository's results/ and figures/
+    (committed), any other scale under runs/<scale>/."""
+    return "" if scale == "paper" else f"runs/{scale}/"
+
+
+def resolved_path(name: str, scale: str) -> str:
+    """The resolved config of an experiment, written when the workflow starts."""
+    return f"{output_prefix(scale)}results/{name}.config.yaml"
+
+
+def load_resolved(path: str | os.PathLike, name: str, scale: str, sensitivity: bool = True) -> Experiment:
+    """An experiment from its resolved config file (written by the workflow when it starts,
+    :func:`write_resolved`): what every job reads instead of composing the configs again.
+    ``sensitivity=False`` skips building the variants (a job running a main cell)."""
+    try:
+        cfg = OmegaConf.merge(_SCHEMA, OmegaConf.load(path))
+        OmegaConf.to_container(cfg, throw_on_missing=True)
+    except Exception as e:
+        raise _config_error(name, e) from None
+    OmegaConf.set_struct(cfg, True)
+    exp = _validate(name, scale, cfg)
+    if sensitivity:
+        _add_sensitivity(exp)
+    return exp
+
+
+def write_resolved(exp: Experiment, path: str | os.PathLike) -> bool:
+    """Write the resolved config unless the file already says the same (its time then stays,
+    so nothing reruns).  Returns whether it wrote."""
+    p = Path(path)
+    text = exp.to_yaml()
+    if p.is_file() and p.read_text() == text:
+        return False
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, p)
+    return True
+
+
 def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tuple = (),
                     config_dir: str | os.PathLike | None = None) -> Experiment:
     """Compose, validate and expand one experiment.  Raises :class:`ConfigError`."""
@@ -247,6 +288,8 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     _add_sensitivity(exp)
     return exp
 
+
+_SCHEMA = OmegaConf.structured(RootCfg)
 
 #: labels of sensitivity choices and values become parts of file names
 _LABEL_OK = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -280,9 +323,14 @@ def _add_sensitivity(exp: Experiment) -> None:
                 try:
                     with open_dict(cfg):  # new hyperparameters are allowed; the schema re-merge checks the rest
                         OmegaConf.update(cfg, str(k), v, merge=False)
-                    checked = OmegaConf.merge(OmegaConf.structured(RootCfg), OmegaConf.to_container(cfg))
+                except Exception as err:
+                    raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
+            if sets:
+                try:
+                    checked = OmegaConf.merge(_SCHEMA, OmegaConf.to_container(cfg))
                     OmegaConf.to_container(checked, throw_on_missing=True)
                 except Exception as err:  # an unknown key or a value of the wrong type
+                    k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
             if label == sc.main:
                 _require(name, vkey, OmegaConf.to_yaml(cfg) == exp.to_yaml(),

@@ -12,8 +12,18 @@ from typing import Callable
 
 from omegaconf import OmegaConf
 
-from .catalog import Experiment, cell_fingerprint, config_fingerprint, load_experiment  # noqa: F401 (re-exported)
+from .catalog import (Experiment, cell_fingerprint, config_fingerprint, load_experiment, load_resolved,  # noqa: F401
+                      resolved_path)
 from .runner import run_cell, write_parquet
+
+
+def _load(experiment: str, scale: str, config_dir: str, sensitivity: bool = True) -> Experiment:
+    """The experiment as the workflow resolved it when it started (no Hydra compose per job);
+    composed afresh when that file is absent (a job run by hand)."""
+    path = Path(resolved_path(experiment, scale))
+    if path.is_file():
+        return load_resolved(path, experiment, scale, sensitivity=sensitivity)
+    return load_experiment(experiment, scale, config_dir=config_dir)
 
 
 def _logger(log_path: str | None) -> Callable[[str], None]:
@@ -57,8 +67,8 @@ def trial_backend(backend: str, threads: int, scheduler: str | None = None, log:
 
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = "loky",
-                 scheduler: str | None = None) -> None:
-    exp = load_experiment(experiment, scale, config_dir=config_dir)
+                 scheduler: str | None = None, fingerprint: str | None = None) -> None:
+    exp = _load(experiment, scale, config_dir, sensitivity="~" in cell)
     logger = _logger(log)
     from ..report.artefact import size_text
 
@@ -66,6 +76,10 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
     write_parquet(df, output)
+    if fingerprint:  # last: a cell without it is recomputed
+        from .freshness import write_fingerprint
+
+        write_fingerprint(exp, cell, data[0] if data else None, fingerprint)
 
 
 def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str, threads: int = 1,
@@ -74,7 +88,7 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     """Every cell of one artefact in one process (the ``batch_cells`` option)."""
     import pandas as pd
 
-    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
     logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job")
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
@@ -89,7 +103,7 @@ def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str]
     false), write the artefact's not-run record."""
     from ..report.artefact import build_artefact, build_not_run
 
-    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    exp = _load(experiment, scale, config_dir)
     if status is not None and not status.get("runnable", True):
         build_not_run(exp, status.get("reason", ""), status.get("how_to_obtain", ""), csv, md, json_out)
         return
@@ -113,7 +127,7 @@ def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, p
                record: str | None = None) -> None:
     from ..report.figures import build_figure
 
-    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    exp = _load(experiment, scale, config_dir)
     if exp.cfg.experiment.figure is None:
         raise ValueError(f"{experiment} is not a figure experiment")
     build_figure(exp, summary_csv, png, pdf, record)

@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 
 from .. import provenance
 from ..metrics import METRICS
-from ..pipeline.catalog import Experiment
+from ..pipeline.catalog import Experiment, config_fingerprint
 from ..pipeline.runner import atomic_write
 from .aggregate import (claims_to_json, compare_published, dumps, evaluate_claims, final_rows, sensitivity,
                         significance_marks, summarize)
@@ -194,7 +194,8 @@ def _record_base(exp: Experiment) -> dict:
     e = exp.cfg.experiment
     return {"name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,
             "description": e.description, "scale": exp.scale, "notes": list(e.notes),
-            "config": OmegaConf.to_yaml(exp.cfg), "git_commit": provenance.git_commit(),
+            "config": OmegaConf.to_yaml(exp.cfg), "config_fingerprint": config_fingerprint(exp),
+            "git_commit": provenance.git_commit(),
             "versions": provenance.versions()}
 
 
