@@ -8,7 +8,8 @@ from rankrepro.data.preprocess import preprocess_params
 from rankrepro.data.registry import REGISTRY as DATA_REGISTRY
 from rankrepro.pipeline.catalog import data_status, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
-from rankrepro.pipeline.jobs import BACKENDS, cell_fingerprint, config_fingerprint
+from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint
+from rankrepro.pipeline.jobs import BACKENDS
 
 SCALE = str(config.get("scale", "paper"))
 CONFIG_DIR = str(Path(workflow.basedir) / "config")

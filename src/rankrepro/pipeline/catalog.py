@@ -21,9 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hydra import compose, initialize_config_dir
-from hydra.core.config_store import ConfigStore
-from hydra.core.global_hydra import GlobalHydra
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
@@ -31,8 +28,6 @@ from ..algorithms import FEATURE_MAPS, REGISTRY, ParamError
 from .schema import RootCfg
 
 SCHEMA_NAME = "rankrepro_schema"
-_cs = ConfigStore.instance()
-_cs.store(name=SCHEMA_NAME, node=RootCfg)
 
 
 class ConfigError(ValueError):
@@ -216,6 +211,12 @@ def config_fingerprint(exp: Experiment) -> str:
 
 
 def _compose(config_dir: Path, name: str, scale: str, overrides: list[str]) -> DictConfig:
+    # Hydra is imported here only: a job reads the resolved config and never composes
+    from hydra import compose, initialize_config_dir
+    from hydra.core.config_store import ConfigStore
+    from hydra.core.global_hydra import GlobalHydra
+
+    ConfigStore.instance().store(name=SCHEMA_NAME, node=RootCfg)
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
@@ -236,10 +237,12 @@ def resolved_path(name: str, scale: str) -> str:
     return f"{output_prefix(scale)}results/{name}.config.yaml"
 
 
-def load_resolved(path: str | os.PathLike, name: str, scale: str, sensitivity: bool = True) -> Experiment:
+def load_resolved(path: str | os.PathLike, name: str, scale: str,
+                  sensitivity: bool | tuple[str, str] = True) -> Experiment:
     """An experiment from its resolved config file (written by the workflow when it starts,
     :func:`write_resolved`): what every job reads instead of composing the configs again.
-    ``sensitivity=False`` skips building the variants (a job running a main cell)."""
+    ``sensitivity``: False skips building the variants (a job running a main cell), a
+    (choice, value) pair builds that variant only (a job running one of its cells)."""
     try:
         cfg = OmegaConf.merge(_SCHEMA, OmegaConf.load(path))
         OmegaConf.to_container(cfg, throw_on_missing=True)
@@ -248,7 +251,7 @@ def load_resolved(path: str | os.PathLike, name: str, scale: str, sensitivity: b
     OmegaConf.set_struct(cfg, True)
     exp = _validate(name, scale, cfg)
     if sensitivity:
-        _add_sensitivity(exp)
+        _add_sensitivity(exp, only=sensitivity if isinstance(sensitivity, tuple) else None)
     return exp
 
 
@@ -299,7 +302,7 @@ def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
     return f"{base}~{choice}={value}"
 
 
-def _add_sensitivity(exp: Experiment) -> None:
+def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None) -> None:
     """Validate the ``sensitivity`` block and the diagnoses, build one variant experiment
     per non-main value, and list the sensitivity cells: a main cell re-run under a value
     only where that value changes the cell's computation (its fingerprint)."""
@@ -317,6 +320,8 @@ def _add_sensitivity(exp: Experiment) -> None:
             vkey = f"{key}.values.{label}"
             _require(name, vkey, bool(_LABEL_OK.match(str(label))),
                      f"'{label}' must use only letters, digits, '_', '.' and '-'")
+            if only is not None and (str(sc.choice), str(label)) != only:
+                continue  # a job that runs one sensitivity cell needs its variant only
             cfg = copy.deepcopy(exp.cfg)
             OmegaConf.set_readonly(cfg, False)
             for k, v in sets.items():

@@ -4,20 +4,16 @@ only unpack the ``snakemake`` object and call these)."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import sys
 from pathlib import Path
 from typing import Callable
 
-from omegaconf import OmegaConf
-
-from .catalog import (Experiment, cell_fingerprint, config_fingerprint, load_experiment, load_resolved,  # noqa: F401
-                      resolved_path)
-from .runner import run_cell, write_parquet
+from .catalog import Experiment, load_experiment, load_resolved, resolved_path
+from ..io import write_parquet
+from .runner import run_cell
 
 
-def _load(experiment: str, scale: str, config_dir: str, sensitivity: bool = True) -> Experiment:
+def _load(experiment: str, scale: str, config_dir: str, sensitivity: bool | tuple = True) -> Experiment:
     """The experiment as the workflow resolved it when it started (no Hydra compose per job);
     composed afresh when that file is absent (a job run by hand)."""
     path = Path(resolved_path(experiment, scale))
@@ -68,7 +64,9 @@ def trial_backend(backend: str, threads: int, scheduler: str | None = None, log:
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = "loky",
                  scheduler: str | None = None, fingerprint: str | None = None) -> None:
-    exp = _load(experiment, scale, config_dir, sensitivity="~" in cell)
+    # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
+    variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
+    exp = _load(experiment, scale, config_dir, sensitivity=variant)
     logger = _logger(log)
     from ..report.artefact import size_text
 

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import tempfile
 import time
 import zlib
-from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
@@ -132,25 +129,3 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     df["round"] = df["round"].astype("Int64")
     df["value"] = df["value"].astype("float64")
     return df
-
-
-def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
-    """Write through a temporary file in the same folder, then rename: a reader never sees
-    a partial file, and an interrupted run leaves none behind."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; results are for sharing
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
-    atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))

@@ -9,7 +9,6 @@ the evidence (the numbers it was decided on).
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -384,27 +383,6 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
 
 def claims_to_json(results: list[ClaimResult]) -> list[dict]:
     return [asdict(r) for r in results]
-
-
-def _clean(o):
-    if isinstance(o, dict):
-        return {str(k): _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    if o is None or o is pd.NA:
-        return None
-    if isinstance(o, (bool, np.bool_)):
-        return bool(o)
-    if isinstance(o, (int, np.integer)):
-        return int(o)
-    if isinstance(o, (float, np.floating)):
-        return float(o) if np.isfinite(o) else None
-    return o
-
-
-def dumps(obj) -> str:
-    """JSON with NaN/inf written as null."""
-    return json.dumps(_clean(obj), indent=2, allow_nan=False)
 
 
 def significance_marks(exp: Experiment, trials: pd.DataFrame) -> dict[tuple[str, str], str]:

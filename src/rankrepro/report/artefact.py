@@ -13,9 +13,9 @@ from omegaconf import OmegaConf
 
 from .. import provenance
 from ..metrics import METRICS
+from ..io import atomic_write, dumps
 from ..pipeline.catalog import Experiment, config_fingerprint
-from ..pipeline.runner import atomic_write
-from .aggregate import (claims_to_json, compare_published, dumps, evaluate_claims, final_rows, sensitivity,
+from .aggregate import (claims_to_json, compare_published, evaluate_claims, final_rows, sensitivity,
                         significance_marks, summarize)
 
 

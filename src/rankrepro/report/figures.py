@@ -16,7 +16,7 @@ import pandas as pd  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
 from ..pipeline.catalog import Experiment  # noqa: E402
-from ..pipeline.runner import atomic_write  # noqa: E402
+from ..io import atomic_write  # noqa: E402
 from .aggregate import resolve  # noqa: E402
 from .artefact import dataset_label  # noqa: E402
 

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from .. import provenance
-from ..pipeline.runner import atomic_write
+from ..io import atomic_write
 
 PAPERS = {
     "harrington2003": "Harrington (2003): Online ranking / collaborative filtering using the perceptron algorithm",
