@@ -72,7 +72,9 @@ def cell_files(wildcards):
         return []
     if BATCH:
         return [out(f"results/{exp.paper}/{exp.artefact}/all_cells.parquet")]
-    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet") for c in exp.all_cells]
+    # the fingerprint files too: a cell whose fingerprint was removed (stale) is rerun
+    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.{ext}") for c in exp.all_cells
+            for ext in ("parquet", "fingerprint")]
 
 
 def cell_data(wildcards):

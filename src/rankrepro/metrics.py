@@ -66,7 +66,9 @@ def rank_loss(y_pred, y_true) -> float:
         raise ValueError(f"rank_loss: shapes differ {y_pred.shape} vs {y_true.shape}")
     if y_pred.size == 0:
         raise ValueError("rank_loss: empty input")
-    return float(np.mean(np.abs(y_pred.astype(np.int64) - y_true.astype(np.int64))))
+    # real-valued predictions (the unrounded vote of OAP-Bagg / OAP-VP / voted PRank) are
+    # scored as they are: |H(x) - y|; integer ranks give the same value either way
+    return float(np.mean(np.abs(y_pred.astype(np.float64) - y_true.astype(np.float64))))
 
 
 def online_rank_loss_curve(y_pred, y_true, rounds) -> np.ndarray:
