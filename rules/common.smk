@@ -1,4 +1,5 @@
 # Shared helpers: the catalog, data availability, output locations and input functions.
+import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -6,14 +7,20 @@ from snakemake.exceptions import WorkflowError
 from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
 from rankrepro.data.registry import REGISTRY as DATA_REGISTRY
-from rankrepro.pipeline.catalog import data_status, load_catalog
-from rankrepro.pipeline.jobs import BACKENDS, cell_fingerprint, config_fingerprint
+from rankrepro.pipeline.catalog import data_status, load_catalog, output_prefix, resolved_path, write_resolved
+from rankrepro.pipeline.freshness import sync as sync_fingerprints
+from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint
+from rankrepro.pipeline.jobs import BACKENDS
 
 SCALE = str(config.get("scale", "paper"))
 CONFIG_DIR = str(Path(workflow.basedir) / "config")
 # paper-scale outputs are the committed ones; any other scale writes under runs/<scale>/
-PREFIX = "" if SCALE == "paper" else f"runs/{SCALE}/"
+PREFIX = output_prefix(SCALE)
 CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR)
+# each experiment resolved once: the jobs read results/<paper>/<artefact>.config.yaml instead
+# of composing the configs again (rewritten only when it changes)
+for _exp in CATALOG.values():
+    write_resolved(_exp, resolved_path(_exp.name, SCALE))
 # runtime option: run each artefact's cells in one job (saves ~2 s of start-up per cell;
 # `make smoke` uses it), instead of one job per sweep cell
 BATCH = str(config.get("batch_cells", False)).lower() in ("1", "true", "yes")
@@ -25,12 +32,18 @@ if BACKEND not in BACKENDS:
 # decided once, before any job: which data sets can be had, and which artefacts can run
 USABLE_DATA = [name for name in DATA_REGISTRY if availability(name).usable]
 DATA_STATUS = {name: data_status(exp) for name, exp in CATALOG.items()}
+# reruns follow content, not file times (a fresh clone has neither Snakemake's metadata nor
+# meaningful times): a cell whose fingerprint file no longer matches loses it (and reruns),
+# current outputs are dated after their inputs.  Skipped under --config force=true.
+FORCE = str(config.get("force", False)).lower() in ("1", "true", "yes")
+if not FORCE:
+    sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH)
 
 
 wildcard_constraints:
     paper=r"[A-Za-z0-9_]+",
     artefact=r"[A-Za-z0-9_]+",
-    cell=r"[A-Za-z0-9_.\-]+",
+    cell=r"[A-Za-z0-9_.\-~=]+",
     dataset=r"[A-Za-z0-9_.\-]+",
 
 
@@ -60,7 +73,9 @@ def cell_files(wildcards):
         return []
     if BATCH:
         return [out(f"results/{exp.paper}/{exp.artefact}/all_cells.parquet")]
-    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet") for c in exp.cells]
+    # the fingerprint files too: a cell whose fingerprint was removed (stale) is rerun
+    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.{ext}") for c in exp.all_cells
+            for ext in ("parquet", "fingerprint")]
 
 
 def cell_data(wildcards):
@@ -68,22 +83,33 @@ def cell_data(wildcards):
     return [processed(used)] if used else []
 
 
+
 def cell_param_fingerprint(wildcards):
     exp = experiment_of(wildcards)
-    return cell_fingerprint(exp, exp.cell(wildcards.cell))
+    return cell_fingerprint(*exp.variant_of(exp.cell(wildcards.cell)))
 
 
 def experiment_fingerprint(wildcards):
     return config_fingerprint(experiment_of(wildcards))
 
 
+# `snakemake --report` documents what has been made: an output not made yet (an experiment
+# not run, a figure not drawn) is left out of its DAG, instead of failing the whole report
+# with "marked for report but does not exist" (Snakemake tells the Snakefile nothing else)
+REPORTING = any(a == "--report" or a.startswith("--report=") for a in sys.argv[1:])
+
+
+def made(paths):
+    return [p for p in paths if Path(p).exists()] if REPORTING else paths
+
+
 def records():
-    return [out(f"results/{e.paper}/{e.artefact}.json") for e in CATALOG.values()]
+    return made([out(f"results/{e.paper}/{e.artefact}.json") for e in CATALOG.values()])
 
 
 def figures():
-    return [out(f"figures/{e.paper}/{e.artefact}.png") for e in CATALOG.values()
-            if e.cfg.experiment.figure is not None and runnable(e)]
+    return made([out(f"figures/{e.paper}/{e.artefact}.png") for e in CATALOG.values()
+                 if e.cfg.experiment.figure is not None and runnable(e)])
 
 
 def preprocess_options(wildcards):
@@ -95,7 +121,7 @@ def data_outputs():
 
 
 def all_outputs():
-    return [out("results/report/index.html"), *records(), *figures(), *data_outputs()]
+    return [*made([out("results/report/index.html")]), *records(), *figures(), *data_outputs()]
 
 
 def remove_stale_temporaries():

@@ -3,9 +3,11 @@
 
 rule run_cell:
     input:
-        cell_data,
+        data=cell_data,
     output:
-        out("results/{paper}/{artefact}/cells/{cell}.parquet"),
+        cells=out("results/{paper}/{artefact}/cells/{cell}.parquet"),
+        # what the cell was computed from; the workflow compares it at start (pipeline/freshness.py)
+        fingerprint=out("results/{paper}/{artefact}/cells/{cell}.fingerprint"),
     log:
         out("logs/{paper}/{artefact}/{cell}.log"),
     params:
@@ -23,7 +25,7 @@ rule run_cell:
 
 rule run_all_cells:
     input:
-        cell_data,
+        data=cell_data,
     output:
         out("results/{paper}/{artefact}/all_cells.parquet"),
     log:

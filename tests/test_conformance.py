@@ -86,13 +86,56 @@ def test_clone_is_unfitted_with_same_params(name, data):
     np.testing.assert_array_equal(make(name).fit_online(X, y), c.fit_online(X, y))
 
 
+MEAN_OUTPUT = {"oap_bagg", "oap_vp", "voted_prank"}
+
+
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_predictions_are_ranks(name, data):
     X, y = data
-    est = make(name)
+    kw = {"output": "rank"} if name in MEAN_OUTPUT else {}
+    est = make(name, **kw)
     online = est.fit_online(X, y)
     for p in (online, est.predict(X)):
         assert p.dtype.kind == "i" and p.min() >= 1 and p.max() <= 4
+
+
+@pytest.mark.parametrize("name", sorted(MEAN_OUTPUT))
+def test_mean_output_is_the_unrounded_vote(name, data):
+    """Harrington's H(x) = sum v_i h_i(x) / sum v_i: output='mean' predicts it unrounded, in
+    [1, k]; output='rank' is its nearest rank; online predictions are ranks either way."""
+    from rankrepro.algorithms.base import round_to_rank
+
+    X, y = data
+    mean, rank = make(name, output="mean"), make(name, output="rank")
+    np.testing.assert_array_equal(mean.fit_online(X, y), rank.fit_online(X, y))
+    m = mean.predict(X)
+    assert m.dtype.kind == "f" and m.min() >= 1 and m.max() <= 4
+    assert np.any(m != np.round(m))  # a real mean, not a rank
+    np.testing.assert_array_equal(round_to_rank(m, 4), rank.predict(X))
+    np.testing.assert_allclose(m, mean.decision_function(X))
+
+
+def test_rank_loss_scores_real_predictions_as_they_are():
+    from rankrepro.metrics import rank_loss
+
+    assert rank_loss(np.array([2.6, 1.0, 3.4]), np.array([3, 1, 3])) == pytest.approx((0.4 + 0.0 + 0.4) / 3)
+    assert rank_loss(np.array([1, 4]), np.array([2, 2])) == 1.5
+
+
+@pytest.mark.parametrize("name", ["oap_bagg", "oap_vp"])
+def test_unrounded_vote_loss_is_at_most_the_members_mean_loss(name, data):
+    """|sum_j v_j h_j(x) / sum_j v_j - y| <= sum_j v_j |h_j(x) - y| / sum_j v_j (Jensen): the
+    unrounded ensemble's test loss cannot exceed its members' weighted mean loss."""
+    from rankrepro.metrics import rank_loss
+
+    X, y = data
+    est = make(name, output="mean", N=9, tau=0.5)
+    est.fit_online(X, y)
+    ranks = np.stack([1 + np.sum((X @ est.member_coef_[j])[:, None] >= est.member_thresholds_[j][None, :], axis=1)
+                      for j in range(9)])
+    v = est.votes_ if name == "oap_vp" else np.ones(9)
+    member_loss = float(v @ np.abs(ranks - y).mean(axis=1) / v.sum())
+    assert rank_loss(est.predict(X), y) <= member_loss + 1e-12
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

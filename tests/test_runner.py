@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from rankrepro.pipeline import load_experiment, run_cell, trial_seeds
-from rankrepro.pipeline.runner import atomic_write, write_parquet
+from rankrepro.io import atomic_write, write_parquet
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import readers
 from .fetch import MANIFEST, Paths
+from ..io import atomic_write
 from .registry import get
 
 PROCESSED = "data.npz"
@@ -116,7 +117,6 @@ def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None =
 def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | None = None,
                out_dir: str | os.PathLike | None = None) -> Path:
     """Read the verified raw files of ``name`` and write the npz and its manifest."""
-    from ..pipeline.runner import atomic_write
 
     entry = get(name)
     paths = paths or Paths()

@@ -4,36 +4,22 @@ only unpack the ``snakemake`` object and call these)."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import sys
 from pathlib import Path
 from typing import Callable
 
-from omegaconf import OmegaConf
-
-from .catalog import Cell, Experiment, load_experiment
-from .runner import run_cell, write_parquet
-
-
-def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
-    """Hash of everything that determines a cell's numbers: editing any of it reruns the
-    cell (Snakemake's params trigger), editing anything else does not."""
-    e = exp.cfg.experiment
-    payload = {
-        "cell": cell.id, "estimator": cell.estimator, "params": cell.params, "protocol": e.protocol,
-        "features": e.features, "seed": int(e.seed), "n_trials": exp.n_trials, "n_train": exp.n_train,
-        "n_test": exp.n_test, "curve_points": exp.curve_points, "metrics": list(e.metrics),
-        "dataset": OmegaConf.to_container(exp.cfg.dataset),
-    }
-    for cap in ("max_steps", "max_users"):  # only when a scale sets them (keeps older fingerprints valid)
-        if getattr(exp, cap) is not None:
-            payload[cap] = getattr(exp, cap)
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+from .catalog import Experiment, load_experiment, load_resolved, resolved_path
+from ..io import write_parquet
+from .runner import run_cell
 
 
-def config_fingerprint(exp: Experiment) -> str:
-    return hashlib.sha256(exp.to_yaml().encode()).hexdigest()[:16]
+def _load(experiment: str, scale: str, config_dir: str, sensitivity: bool | tuple = True) -> Experiment:
+    """The experiment as the workflow resolved it when it started (no Hydra compose per job);
+    composed afresh when that file is absent (a job run by hand)."""
+    path = Path(resolved_path(experiment, scale))
+    if path.is_file():
+        return load_resolved(path, experiment, scale, sensitivity=sensitivity)
+    return load_experiment(experiment, scale, config_dir=config_dir)
 
 
 def _logger(log_path: str | None) -> Callable[[str], None]:
@@ -77,8 +63,10 @@ def trial_backend(backend: str, threads: int, scheduler: str | None = None, log:
 
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = "loky",
-                 scheduler: str | None = None) -> None:
-    exp = load_experiment(experiment, scale, config_dir=config_dir)
+                 scheduler: str | None = None, fingerprint: str | None = None) -> None:
+    # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
+    variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
+    exp = _load(experiment, scale, config_dir, sensitivity=variant)
     logger = _logger(log)
     from ..report.artefact import size_text
 
@@ -86,6 +74,10 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
     write_parquet(df, output)
+    if fingerprint:  # last: a cell without it is recomputed
+        from .freshness import write_fingerprint
+
+        write_fingerprint(exp, cell, data[0] if data else None, fingerprint)
 
 
 def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str, threads: int = 1,
@@ -94,12 +86,12 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     """Every cell of one artefact in one process (the ``batch_cells`` option)."""
     import pandas as pd
 
-    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
-    logger(f"{experiment} [{scale}]: {len(exp.cells)} cells in one job")
+    logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job")
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         frames = [run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
-                  for c in exp.cells]
+                  for c in exp.all_cells]
     write_parquet(pd.concat(frames, ignore_index=True), output)
 
 
@@ -109,7 +101,7 @@ def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str]
     false), write the artefact's not-run record."""
     from ..report.artefact import build_artefact, build_not_run
 
-    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    exp = _load(experiment, scale, config_dir)
     if status is not None and not status.get("runnable", True):
         build_not_run(exp, status.get("reason", ""), status.get("how_to_obtain", ""), csv, md, json_out)
         return
@@ -133,7 +125,7 @@ def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, p
                record: str | None = None) -> None:
     from ..report.figures import build_figure
 
-    exp = load_experiment(experiment, scale, config_dir=config_dir)
+    exp = _load(experiment, scale, config_dir)
     if exp.cfg.experiment.figure is None:
         raise ValueError(f"{experiment} is not a figure experiment")
     build_figure(exp, summary_csv, png, pdf, record)

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import tempfile
 import time
 import zlib
-from pathlib import Path
 from typing import Callable, Iterable
 
 import numpy as np
@@ -104,9 +101,12 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     cell = exp.cell(cell_id)
     if data_path is None:
         data_path = default_data_path(exp)
-    trials = list(range(exp.n_trials)) if trials is None else list(trials)
-    protocol = exp.cfg.experiment.protocol
-    specs = [(trial_spec(exp, cell, t, data_path), t) for t in trials]
+    # a sensitivity cell runs its main cell under the variant config, on the main cell's
+    # seeds (common random numbers): equal settings give bit-identical results
+    run_exp, run_cell_ = exp.variant_of(cell)
+    trials = list(range(run_exp.n_trials)) if trials is None else list(trials)
+    protocol = run_exp.cfg.experiment.protocol
+    specs = [(trial_spec(run_exp, run_cell_, t, data_path), t) for t in trials]
     t0 = time.perf_counter()
     results: dict[int, list] = {}
     report_every = max(1, len(trials) // 10)
@@ -129,25 +129,3 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     df["round"] = df["round"].astype("Int64")
     df["value"] = df["value"].astype("float64")
     return df
-
-
-def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
-    """Write through a temporary file in the same folder, then rename: a reader never sees
-    a partial file, and an interrupted run leaves none behind."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; results are for sharing
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_parquet(df: pd.DataFrame, path: str | os.PathLike) -> None:
-    atomic_write(path, lambda tmp: df.to_parquet(tmp, index=False))

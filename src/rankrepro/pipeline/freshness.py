@@ -1,0 +1,114 @@
+"""Reruns decided by content, not by file times.
+
+Git does not keep file times, and Snakemake's own metadata (``.snakemake/``) is not
+committed, so in a fresh clone the committed outputs look out of date to Snakemake (their
+inputs, e.g. the freshly preprocessed data, are newer).  Each cell job therefore writes,
+beside its results, a small *fingerprint file* ``cells/<cell>.fingerprint`` (committed with
+them): the hash of everything that determines the cell's numbers (:func:`cell_fingerprint`)
+and of the processed data it ran on.  When the workflow is parsed, :func:`sync` compares
+each file with the fingerprint the cell would have now:
+
+* equal: the cell's results are current; their file times are set after the data's and,
+  where every cell of an artefact is current and its record was built from the same
+  resolved config, so are the record's, the figure's and finally the report's;
+* different or missing (a config edit, other data, an interrupted job): the fingerprint
+  file is removed, so the cell job (its output) reruns; the results stay until it replaces
+  them.
+
+A change to the algorithms' code is not part of any fingerprint: rerun with
+``make reproduce FORCE=1`` after one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from .catalog import Experiment, cell_fingerprint, config_fingerprint
+
+
+def data_identity(used: str | None, root: str | os.PathLike = ".") -> str | None:
+    """Hash of the processed data set's sources and preprocessing options ("" for generated
+    data; None when the data set has not been preprocessed yet)."""
+    if used is None:
+        return ""
+    return manifest_identity(Path(root) / "data" / "processed" / used / "manifest.json")
+
+
+def manifest_identity(manifest: Path) -> str | None:
+    if not manifest.is_file():
+        return None
+    m = json.loads(manifest.read_text())
+    payload = json.dumps({"sources": m.get("sources"), "params": m.get("params")}, sort_keys=True)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def fingerprint_text(exp: Experiment, cell_id: str, data_id: str) -> str:
+    fp = cell_fingerprint(*exp.variant_of(exp.cell(cell_id)))
+    return json.dumps({"cell": cell_id, "fingerprint": fp, "data": data_id}, sort_keys=True) + "\n"
+
+
+def fingerprint_path(prefix: str, exp: Experiment, cell_id: str) -> str:
+    return f"{prefix}results/{exp.paper}/{exp.artefact}/cells/{cell_id}.fingerprint"
+
+
+def _touch(paths: list[Path], when: float) -> None:
+    for p in paths:
+        if p.is_file():
+            os.utime(p, (when, when))
+
+
+def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: str = "", batch: bool = False,
+         root: str | os.PathLike = ".") -> dict[str, int]:
+    """Align file times with content (see the module docstring).  ``used``: experiment ->
+    the processed data set it runs on (None: generated data); experiments missing from it
+    are not run.  Returns the number of ``current`` and ``stale`` cells.  With ``batch``
+    (one job per artefact, nothing committed) there is nothing to align."""
+    root = Path(root)
+    counts = {"current": 0, "stale": 0}
+    if batch:
+        return counts
+    later = time.time() + 1.0  # after the inputs, whatever the file system's time resolution
+    all_current = True
+    for name, exp in catalog.items():
+        if name not in used:
+            continue
+        data_id = data_identity(used[name], root)
+        exp_current = data_id is not None  # else the data are made in this run, and all after them rerun
+        for c in exp.all_cells:
+            fp = root / fingerprint_path(prefix, exp, c.id)
+            out = root / f"{prefix}results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet"
+            if data_id is not None and out.is_file() and fp.is_file() and fp.read_text() == fingerprint_text(exp, c.id, data_id):
+                _touch([out, fp], later)
+                counts["current"] += 1
+            else:
+                fp.unlink(missing_ok=True)
+                counts["stale"] += 1
+                exp_current = False
+        base = root / f"{prefix}results/{exp.paper}/{exp.artefact}"
+        rec = base.with_suffix(".json")
+        if exp_current and rec.is_file() and _record_fingerprint(rec) == config_fingerprint(exp):
+            _touch([base.with_suffix(".csv"), base.with_suffix(".md"), rec], later + 1)
+            fig = root / f"{prefix}figures/{exp.paper}/{exp.artefact}"
+            _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], later + 2)
+        else:
+            all_current = False
+    if all_current:
+        _touch([root / f"{prefix}results/report/index.html"], later + 3)
+    return counts
+
+
+def write_fingerprint(exp: Experiment, cell_id: str, data_path: str | None, path: str | os.PathLike) -> None:
+    """The fingerprint file of a cell just computed (``data_path``: its processed data)."""
+    data_id = manifest_identity(Path(data_path).with_name("manifest.json")) if data_path else ""
+    Path(path).write_text(fingerprint_text(exp, cell_id, data_id or ""))
+
+
+def _record_fingerprint(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text()).get("config_fingerprint")
+    except (OSError, ValueError):
+        return None
