@@ -781,8 +781,11 @@ def _validate_dataset(name: str, cfg: DictConfig) -> None:
         mj = params.get("min_judged", 2)
         _require(name, "dataset.params.min_judged", 2 <= mj <= 4,
                  f"must lie in 2..4 (a target judge and at least one other of the 4), got {mj}")
+        from ..data.cf import INSTANCE_VALUES
+
         iv = params.get("instance_values", "rank")
-        _require(name, "dataset.params.instance_values", iv in ("rank", "score"), f"'{iv}' must be 'rank' or 'score'")
+        _require(name, "dataset.params.instance_values", iv in INSTANCE_VALUES,
+                 f"'{iv}' must be one of {INSTANCE_VALUES}")
         _require(name, "dataset.n_ranks", d.n_ranks == 3, f"the judges' scores 0-2 make 3 ranks, got {d.n_ranks}")
 
 
