@@ -94,7 +94,7 @@ def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None =
         Xs, ys, qs, docs, folds, parts = [], [], [], [], [], []
         for rel in entry.data_files:
             if entry.reader == "letor2_tsv":
-                d = readers.read_letor2_tsv(raw / rel, n_features=nf)
+                d = readers.read_letor2_tsv(raw / rel, n_features=nf, max_label=ml)
             else:
                 d = readers.read_letor(raw / rel, n_features=nf, max_label=ml)
             fold, part = _split_of(rel, layout)
@@ -132,6 +132,8 @@ def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | N
         "params": {**DEFAULT_PARAMS.get(entry.kind, {}), **(params or {})},
         "sources": {rel: sources[rel]["sha256"] for rel in entry.data_files},
         "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
+        # the structural checks the reader applied; all passed (a fault stops preprocessing)
+        "structure": {"checks": readers.STRUCTURE_POLICY[entry.kind], "faults": 0},
     }
     atomic_write(out / PROCESSED_MANIFEST, lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
     return out / PROCESSED
