@@ -84,4 +84,13 @@ def test_help_renders_cleanly(capsys):
     out = capsys.readouterr().out
     for cmd in ("run", "experiments", "data-status", "fetch", "preprocess"):
         assert f"\n    {cmd}" in out
-    assert "rankrepro run harrington2003/table1 experiment.n_trials=3" in out
+    assert "rankrepro run harrington2003/table1 algorithms.oap_bpm.params.N=50" in out
+
+
+def test_no_guess_for_a_key_that_exists(capsys, monkeypatch):
+    """Narrowing a grid under a published value: the error names the selector, with no
+    made-up 'did you mean' (the key exists; the value is what is wrong)."""
+    monkeypatch.chdir(ROOT)
+    assert main(["run", "harrington2003/table1", "algorithms.oap_bpm.grid.tau=[0.1,0.3]"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "at key 'experiment.published[" in err and "did you mean" not in err

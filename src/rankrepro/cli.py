@@ -17,9 +17,10 @@ this command runs one experiment by hand, lists the catalog and manages the data
 EPILOG = """\
 examples:
   rankrepro experiments
-  rankrepro run harrington2003/table1                          # smoke scale -> runs/cli/smoke/
-  rankrepro run harrington2003/table1 experiment.n_trials=3 'algorithms.oap_bpm.grid.tau=[0.1,0.3]'
-  rankrepro run crammer_singer2005/fig6 --scale paper --jobs 2
+  rankrepro run harrington2003/table1                # smoke scale -> runs/cli/smoke/
+  rankrepro run harrington2003/table1 algorithms.oap_bpm.params.N=50 \\
+                'algorithms.oap_bpm.grid.tau=[0.05,0.3,0.6,0.9]'
+  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2
   rankrepro data-status --no-probe"""
 
 
@@ -36,9 +37,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Run every cell of one experiment, then write its summary table (CSV, Markdown), its\n"
                     "record (JSON), its figure and a one-artefact HTML report under OUT.  Overrides are\n"
                     "Hydra's (dotted keys of the experiment's resolved config, e.g. experiment.n_trials=3)\n"
-                    "and are validated like the configs: a wrong key stops the run before any trial.",
+                    "and are validated like the configs: a wrong key stops the run before any trial.\n"
+                    "The scale's caps apply after the overrides (smoke: at most 2 trials of 400 rounds).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  rankrepro run harrington2003/table1 experiment.n_trials=3 algorithms.oap_bpm.params.N=50")
+        epilog="example:\n  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2")
     r.add_argument("experiment", help="<paper>/<artefact>, as listed by `rankrepro experiments`")
     r.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides (Hydra syntax)")
     r.add_argument("--scale", default="smoke",
@@ -99,7 +101,8 @@ def did_you_mean(err, name: str, scale: str) -> str:
         names = [p.stem for p in (find_config_dir() / m.group(1)).glob("*.yaml")]
         close = difflib.get_close_matches(m.group(2), names, n=1, cutoff=0.6)
         return f"{m.group(1)}={close[0]}" if close else ""
-    if not key or key == "defaults":
+    # a key that does not exist (OmegaConf: "Key 'x' not in 'Cfg'" / "Key 'x' is not in struct")
+    if not key or key == "defaults" or not re.search(r"Key '[^']+' (is )?not in", msg):
         return ""
     try:
         known = known_keys(name, scale)
