@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import re
 import sys
 from pathlib import Path
@@ -125,6 +126,7 @@ def did_you_mean(err, name: str, scale: str) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=8)
 def known_keys(name: str, scale: str) -> list[str]:
     """Every dotted key of the experiment's config as composed without overrides; an
     algorithm's params and grid list all of its estimator's hyperparameters."""
