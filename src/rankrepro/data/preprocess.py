@@ -107,7 +107,7 @@ def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None =
         t0, done = time.perf_counter(), 0
         for k, rel in enumerate(entry.data_files):
             if entry.reader == "letor2_tsv":
-                d = readers.read_letor2_tsv(raw / rel, n_features=nf)
+                d = readers.read_letor2_tsv(raw / rel, n_features=nf, max_label=ml)
             else:
                 d = readers.read_letor(raw / rel, n_features=nf, max_label=ml)
             fold, part = _split_of(rel, layout)
@@ -164,6 +164,8 @@ def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | N
         "params": {**DEFAULT_PARAMS.get(entry.kind, {}), **(params or {})},
         "sources": {rel: sources[rel]["sha256"] for rel in entry.data_files},
         "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
+        # the structural checks the reader applied; all passed (a fault stops preprocessing)
+        "structure": {"checks": readers.STRUCTURE_POLICY[entry.kind], "faults": 0},
     }
     atomic_write(out / PROCESSED_MANIFEST, lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
     progress(f"preprocessing {name}: done in {time.perf_counter() - t0:.1f}s")

@@ -379,17 +379,154 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None) -> No
 
 def _config_error(name: str, exc: BaseException) -> ConfigError:
     """The most precise description in an exception chain: the key and the first line
-    of the OmegaConf message, with the config file Hydra was composing."""
+    of the OmegaConf message, with the config file Hydra was composing.  A YAML syntax
+    error or duplicate key names the key at its line (and file:line); an interpolation that
+    cannot be resolved names the key holding it; an error inside a list element (reported
+    by OmegaConf relative to the element) is located in the file it came from."""
     where = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     e: BaseException | None = exc
     while e is not None:
         if isinstance(e, OmegaConfBaseException) and getattr(e, "full_key", None):
             msg = str(e).splitlines()[0]
+            key = str(e.full_key)
             if where.startswith("In '"):
                 msg = f"{msg} ({where.split(':')[0]})"
-            return ConfigError(name, str(e.full_key), msg)
+                key = _locate_in_file(exc, where, key, getattr(e, "value", None)) or key
+            return ConfigError(name, key, msg)
+        mark = getattr(e, "context_mark", None) or getattr(e, "problem_mark", None)
+        if mark is not None and getattr(mark, "name", None):  # a YAML scanner/parser/constructor error
+            dup = re.search(r"found duplicate key (\S+)", str(e))
+            line = (getattr(e, "problem_mark", None) or mark).line + 1 if dup else mark.line + 1
+            key = _yaml_key_at(exc, mark.name, line)
+            problem = (getattr(e, "problem", None) or str(e).splitlines()[-1]).strip()
+            return ConfigError(name, key, f"{mark.name}:{line}: {problem}")
+        if isinstance(e, OmegaConfBaseException) and "nterpolation" in type(e).__name__:
+            key, msg = _find_bad_interpolation(exc)
+            if key:
+                return ConfigError(name, key, msg)
         e = e.__cause__ or e.__context__
     return ConfigError(name, "defaults", where)
+
+
+def _frame_local(exc: BaseException, local: str, kind: type) -> Any:
+    """A local variable of a frame the exception passed through (innermost first)."""
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        v = tb.tb_frame.f_locals.get(local)
+        if isinstance(v, kind):
+            found = v
+        tb = tb.tb_next
+    return found
+
+
+def _find_bad_interpolation(exc: BaseException) -> tuple[str | None, str]:
+    """The key whose interpolation fails, found by resolving the composed config leaf by leaf
+    (``OmegaConf.resolve`` reports no key)."""
+    cfg = _frame_local(exc, "cfg", DictConfig)
+    if cfg is None:
+        return None, ""
+    try:
+        OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as err:
+        if getattr(err, "full_key", None):
+            return str(err.full_key), f"cannot resolve {err.child_node if err.child_node is not None else ''}: " \
+                                      f"{str(err).splitlines()[0]}"
+    return None, ""
+
+
+def _group_prefix(exc: BaseException, rel: str) -> str:
+    """The dotted key under which a config file is mounted: '' for experiment files (global
+    package), 'dataset.', 'scale.', or 'algorithms.<key>.' for an algorithm file (looked up
+    in the experiment's defaults list)."""
+    group, _, stem = rel.partition("/")
+    if group in ("dataset", "scale"):
+        return group + "."
+    if group == "algorithm":
+        cfg_dir = _frame_local(exc, "root", Path)
+        exp = _frame_local(exc, "name", str)
+        if cfg_dir is not None and exp:
+            f = Path(cfg_dir) / "experiment" / f"{exp}.yaml"
+            text = f.read_text() if f.is_file() else ""
+            m = re.search(r"/algorithm@algorithms\.(\w+)\s*:\s*" + re.escape(stem) + r"\s*$", text, re.M)
+            if m:
+                return f"algorithms.{m.group(1)}."
+        return f"algorithms.{stem}."
+    return ""
+
+
+def _yaml_key_at(exc: BaseException, file: str, line: int) -> str:
+    """The dotted key of ``line`` of a YAML file, from the indentation of the lines above
+    (list items are shown as [i])."""
+    try:
+        lines = Path(file).read_text(errors="replace").splitlines()[:line]
+    except OSError:
+        return Path(file).name
+    parts: list[tuple[int, str]] = []
+    for text in lines:
+        stripped = text.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        ind = len(text) - len(stripped)
+        item = stripped.startswith("- ")
+        body = stripped[2:] if item else stripped
+        while parts and parts[-1][0] >= ind + (0 if not item else 1) and not (item and parts[-1][1].startswith("[")
+                                                                               and parts[-1][0] == ind):
+            parts.pop()
+        if item:
+            n = 0
+            if parts and parts[-1][1].startswith("[") and parts[-1][0] == ind:
+                n = int(parts.pop()[1][1:-1]) + 1
+            parts.append((ind, f"[{n}]"))
+            ind += 2
+        m = re.match(r"([A-Za-z_][\w@/.-]*)\s*:", body)
+        if m:
+            parts.append((ind, m.group(1)))
+    rel = _config_rel(file)
+    key = "".join(p if p.startswith("[") else f".{p}" for _, p in parts).lstrip(".")
+    if rel.startswith("experiment/") and key.startswith("defaults"):
+        return "defaults"
+    return (_group_prefix(exc, rel) + key).rstrip(".") or rel
+
+
+def _config_rel(file: str) -> str:
+    """'group/stem' of a config file path (the part after the config folder)."""
+    p = Path(file).with_suffix("")
+    parts = p.parts
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in ("experiment", "algorithm", "dataset", "scale"):
+            return "/".join(parts[i:])
+    return p.name
+
+
+def _locate_in_file(exc: BaseException, where: str, key: str, value: Any) -> str | None:
+    """Full key of a bad value that OmegaConf reports relative to a list element: find the
+    leaf ``key`` holding ``value`` in the file Hydra names (``In 'group/file'``)."""
+    if "." in key or "[" in key:
+        return None
+    m = re.match(r"In '([^']+)'", where)
+    cfg_dir = _frame_local(exc, "root", Path)
+    if not m or cfg_dir is None:
+        return None
+    f = Path(cfg_dir) / f"{m.group(1)}.yaml"
+    try:
+        raw = OmegaConf.to_container(OmegaConf.load(f), resolve=False)
+    except Exception:  # noqa: BLE001 - best effort; the plain key is reported otherwise
+        return None
+    hits: list[str] = []
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                sub = f"{path}.{k}" if path else str(k)
+                if str(k) == key and not isinstance(v, (dict, list)) and str(v) == str(value):
+                    hits.append(sub)
+                walk(v, sub)
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{path}[{i}]")
+
+    walk(raw, "")
+    return _group_prefix(exc, m.group(1)) + hits[0] if len(hits) == 1 else None
 
 
 def _require(name: str, key: str, ok: bool, message: str) -> None:
@@ -536,6 +673,7 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
             for j, sel in enumerate(panel.select):
                 _check_selector(name, f"experiment.figure.panels[{i}].select[{j}]", OmegaConf.to_container(sel), cells)
 
+    _validate_cross_fields(name, cfg, cells)
     cap = lambda v, m: v if m is None else min(v, m)  # noqa: E731
     return Experiment(
         name=name, scale=scale, cfg=cfg, cells=cells,
@@ -543,6 +681,261 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
         n_test=cap(e.n_test, s.max_test), curve_points=s.curve_points or e.curve_points, max_steps=s.max_steps,
         max_users=s.max_users,
     )
+
+
+# -------------------------------------------------------------------------------------
+# cross-field checks: sizes against the data, claims against the cells, figure options
+# -------------------------------------------------------------------------------------
+#: the largest seed kept: results and provenance store it as int64
+MAX_SEED = 2**63 - 1
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _finite(v: Any) -> bool:
+    return _is_number(v) and math.isfinite(v)
+
+
+def _validate_cross_fields(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
+    """Checks across keys, run after the cells are known (called at the end of ``_validate``)."""
+    e = cfg.experiment
+    _require(name, "experiment.seed", e.seed <= MAX_SEED, f"must be <= 2**63 - 1 (int64), got {e.seed}")
+    _validate_dataset(name, cfg)
+    _validate_published(name, cfg, cells)
+    _validate_claims(name, cfg, cells)
+    _validate_figure(name, cfg)
+
+
+def _data_capacity(cfg: DictConfig) -> tuple[int | None, str]:
+    """The most examples one trial can draw from the configured data (the largest over the
+    data set and its substitutes, from the registry's official statistics), with a reason."""
+    d = cfg.dataset
+    params = OmegaConf.to_container(d.params)
+    if d.builder == "cf_people":
+        first = params.get("first", 300)
+        return (int(first), f"dataset.params.first = {first}: the items of the target person") \
+            if _is_number(first) else (None, "")
+    if d.source is None or d.builder not in ("cf_judges", "cf_viewer_stream"):
+        return None, ""
+    from ..data.registry import REGISTRY as DATA_REGISTRY
+
+    entry = DATA_REGISTRY.get(d.source)
+    if entry is None:
+        return None, ""
+    names = (entry.name, *entry.substitutes)
+    stat = "pairs" if d.builder == "cf_judges" else "items"
+    sizes = []
+    for n in names:
+        st = DATA_REGISTRY[n].stats if n in DATA_REGISTRY else {}
+        v = st.get(stat, st.get("movies")) if stat == "items" else st.get(stat)
+        if v:
+            sizes.append((int(v), n))
+    if not sizes:
+        return None, ""
+    size, which = max(sizes)
+    what = "judged pairs" if stat == "pairs" else "items a person can have rated"
+    return size, f"{which} has {size:,} {what}"
+
+
+def _validate_dataset(name: str, cfg: DictConfig) -> None:
+    from ..data.builders import BUILDERS
+
+    e, d = cfg.experiment, cfg.dataset
+    # builder parameters: the type of the builder's default, finite numbers
+    sig = inspect.signature(BUILDERS[d.builder])
+    params = OmegaConf.to_container(d.params)
+    for k, v in params.items():
+        default = sig.parameters[k].default if k in sig.parameters else inspect.Parameter.empty
+        key = f"dataset.params.{k}"
+        if isinstance(default, bool):
+            _require(name, key, isinstance(v, bool), f"must be true or false, got {v!r}")
+        elif _is_number(default):
+            _require(name, key, _finite(v), f"must be a finite number, got {v!r}")
+            if isinstance(default, int):
+                _require(name, key, isinstance(v, int) and v >= 0, f"must be an integer >= 0, got {v!r}")
+        elif isinstance(default, str):
+            _require(name, key, isinstance(v, str), f"must be a string, got {v!r}")
+        elif isinstance(default, tuple):
+            _require(name, key, isinstance(v, list) and all(_finite(x) for x in v),
+                     f"must be a list of finite numbers, got {v!r}")
+    if e.protocol not in ("letor", "ranked_list"):
+        cap, why = _data_capacity(cfg)
+        if cap is not None:
+            _require(name, "experiment.n_train", e.n_train <= cap,
+                     f"{e.n_train} training examples exceed what the data give ({why})")
+            _require(name, "experiment.n_test", e.n_train + e.n_test <= cap,
+                     f"n_train + n_test = {e.n_train + e.n_test} exceeds what the data give ({why})")
+    if d.builder == "synthetic_hgo":
+        sd = params.get("noise_sd", 0.125)
+        _require(name, "dataset.params.noise_sd", _finite(sd) and sd >= 0, f"must be a number >= 0, got {sd!r}")
+        sc = params.get("scale", 10.0)
+        _require(name, "dataset.params.scale", _finite(sc) and sc > 0, f"must be a number > 0, got {sc!r}")
+        th = params.get("thresholds", [-1.0, -0.1, 0.25, 1.0])
+        _require(name, "dataset.params.thresholds", len(th) >= 1 and all(b > a for a, b in zip(th, th[1:])),
+                 f"must be a non-empty, strictly increasing list, got {th}")
+        _require(name, "dataset.n_ranks", d.n_ranks == len(th) + 1,
+                 f"{d.n_ranks} ranks, but {len(th)} thresholds make {len(th) + 1}")
+    if d.builder == "cf_judges":
+        mj = params.get("min_judged", 2)
+        _require(name, "dataset.params.min_judged", 2 <= mj <= 4,
+                 f"must lie in 2..4 (a target judge and at least one other of the 4), got {mj}")
+        from ..data.cf import INSTANCE_VALUES
+
+        iv = params.get("instance_values", "rank")
+        _require(name, "dataset.params.instance_values", iv in INSTANCE_VALUES,
+                 f"'{iv}' must be one of {INSTANCE_VALUES}")
+        _require(name, "dataset.n_ranks", d.n_ranks == 3, f"the judges' scores 0-2 make 3 ranks, got {d.n_ranks}")
+
+
+def _selector_values(name: str, key: str, selector: dict[str, Any], cells: list[Cell]) -> None:
+    """Every value a selector lists names something a cell has (a value matching no cell
+    is silently ignored by ``select`` when another value matches)."""
+    for k, want in selector.items():
+        wants = list(want) if isinstance(want, (list, tuple)) else [want]
+        if k == "best":
+            _require(name, f"{key}.best", isinstance(want, bool), f"must be true or false, got {want!r}")
+            continue
+        have = ({c.algorithm for c in cells} if k == "algorithm" else {c.id for c in cells} if k == "cell"
+                else {c.estimator for c in cells} if k == "estimator" else None)
+        for w in wants:
+            if have is not None:
+                _require(name, f"{key}.{k}", w in have, f"'{w}' is not a {k} of this experiment (known: {sorted(have)})")
+            else:
+                vals = [c.params[k] for c in cells if k in c.params]
+                _require(name, f"{key}.{k}", any(_equal(v, w) for v in vals),
+                         f"{k}={w!r} is not a value of any cell (values: {sorted({_fmt(v) for v in vals})})")
+
+
+def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
+    from ..metrics import METRICS
+
+    e = cfg.experiment
+    for i, p in enumerate(e.published):
+        key = f"experiment.published[{i}]"
+        _require(name, f"{key}.mean", math.isfinite(p.mean), f"must be a finite number, got {p.mean}")
+        _require(name, f"{key}.ci", p.ci is None or (math.isfinite(p.ci) and p.ci >= 0),
+                 f"a 95% half-width must be a finite number >= 0, got {p.ci}")
+        _selector_values(name, f"{key}.select", OmegaConf.to_container(p.select), cells)
+        if p.round is not None:
+            _require(name, f"{key}.round", METRICS[p.metric].curve,
+                     f"metric '{p.metric}' is one value per trial, not a curve: remove 'round'")
+            _require(name, f"{key}.round", p.round >= 1, f"must be >= 1, got {p.round}")
+            if e.protocol == "online":
+                _require(name, f"{key}.round", p.round <= e.n_train,
+                         f"round {p.round} is beyond the {e.n_train} training rounds of the run")
+
+
+def _validate_claims(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
+    from ..metrics import METRICS
+
+    e = cfg.experiment
+    seen: dict[str, int] = {}
+    for i, c in enumerate(e.claims):
+        key = f"experiment.claims[{i}]"
+        _require(name, f"{key}.id", c.id not in seen, f"claim id '{c.id}' is used twice (first at claims[{seen.get(c.id)}])")
+        seen[c.id] = i
+        curve = METRICS[c.metric].curve
+        if c.rounds is not None:
+            r = list(c.rounds)
+            _require(name, f"{key}.rounds", curve,
+                     f"metric '{c.metric}' is one value per trial, not a curve: remove 'rounds'")
+            _require(name, f"{key}.rounds", len(r) == 2, f"must be [first, last] (null = open), got {r}")
+            _require(name, f"{key}.rounds", all(x is None or x >= 1 for x in r), f"rounds must be >= 1, got {r}")
+            _require(name, f"{key}.rounds", r[0] is None or r[1] is None or r[0] < r[1],
+                     f"first round {r[0]} must come before last round {r[1]}")
+            if e.protocol == "online" and r[0] is not None:
+                _require(name, f"{key}.rounds", r[0] < e.n_train,
+                         f"first round {r[0]} is not before the end of the {e.n_train} training rounds")
+            if e.protocol == "online" and r[1] is not None:
+                _require(name, f"{key}.rounds", r[1] <= e.n_train,
+                         f"last round {r[1]} is beyond the {e.n_train} training rounds of the run")
+        _require(name, f"{key}.factor", math.isfinite(c.factor) and c.factor > 0,
+                 f"must be a finite number > 0, got {c.factor}")
+        _require(name, f"{key}.expect", c.expect is None or math.isfinite(c.expect), f"must be finite, got {c.expect}")
+        lhs_sel = OmegaConf.to_container(c.lhs)
+        _selector_values(name, f"{key}.lhs", lhs_sel, cells)
+        lhs = select(cells, lhs_sel)
+        params_of = lambda cs: set().union(*(set(x.params) for x in cs)) if cs else set()  # noqa: E731
+        if c.kind == "less":
+            rhs_sel = OmegaConf.to_container(c.rhs)
+            _selector_values(name, f"{key}.rhs", rhs_sel, cells)
+            rhs = select(cells, rhs_sel)
+            both = params_of(lhs) | params_of(rhs)
+            for j, m in enumerate(c.match):
+                _require(name, f"{key}.match[{j}]", m in both,
+                         f"'{m}' is not a hyperparameter of any compared cell (theirs: {sorted(both)})")
+            pairs = [(a, b) for a in lhs for b in rhs if a.id != b.id and _compatible(a, b, list(c.match))]
+            _require(name, key, len(pairs) > 0, "no (lhs, rhs) pair of distinct, matching cells to compare")
+        elif c.match:
+            _require(name, f"{key}.match", False, f"'match' applies to 'less' claims only, not '{c.kind}'")
+        if c.kind in ("falls", "levels"):
+            _require(name, f"{key}.metric", curve, f"a {c.kind} claim needs a curve metric, '{c.metric}' is not one")
+        if c.kind in ("argmin", "spread"):
+            _require(name, f"{key}.lhs", len(lhs) >= 2, f"a {c.kind} claim compares at least two cells, "
+                                                       f"the selector gives {len(lhs)}")
+        if c.kind in ("argmin", "monotone") and c.over is not None:
+            with_over = [x for x in lhs if c.over in x.params]
+            _require(name, f"{key}.over", len(with_over) > 0,
+                     f"'{c.over}' is not a hyperparameter of any selected cell (theirs: {sorted(params_of(lhs))})")
+            if c.kind == "argmin":
+                _require(name, f"{key}.over", len(with_over) == len(lhs),
+                         f"every compared cell must have '{c.over}'; "
+                         f"{[x.id for x in lhs if c.over not in x.params]} do not")
+                vals = sorted({_fmt(x.params[c.over]) for x in lhs})
+                _require(name, f"{key}.expect", any(_equal(x.params[c.over], c.expect) for x in lhs),
+                         f"{c.over}={c.expect} is not among the compared values {vals}: the claim could never hold")
+            else:
+                by_alg: dict[str, set] = {}
+                for x in with_over:
+                    by_alg.setdefault(x.algorithm, set()).add(_fmt(x.params[c.over]))
+                _require(name, f"{key}.over", any(len(v) >= 2 for v in by_alg.values()),
+                         f"no selected algorithm has two values of '{c.over}' to compare")
+
+
+def _compatible(a: Cell, b: Cell, match: list[str]) -> bool:
+    """As the claim evaluation pairs cells: equal on every matched parameter both have."""
+    return all(not (k in a.params and k in b.params and not _equal(a.params[k], b.params[k])) for k in match)
+
+
+def _validate_figure(name: str, cfg: DictConfig) -> None:
+    """Figure and line-style options as matplotlib would take them."""
+    import matplotlib.colors as mcolors
+    import matplotlib.markers as mmarkers
+    import matplotlib.scale as mscale
+
+    f = cfg.experiment.figure
+    if f is not None:
+        scales = mscale.get_scale_names()
+        _require(name, "experiment.figure.xscale", f.xscale in scales, f"'{f.xscale}' is not a scale (known: {scales})")
+        if f.ylim is not None:
+            yl = list(f.ylim)
+            _require(name, "experiment.figure.ylim", len(yl) == 2 and all(_finite(v) for v in yl) and yl[0] < yl[1],
+                     f"must be [bottom, top], two finite numbers with bottom < top, got {yl}")
+    for k, a in cfg.algorithms.items():
+        if a.color is not None:
+            _require(name, f"algorithms.{k}.color", mcolors.is_color_like(a.color),
+                     f"'{a.color}' is not a matplotlib colour (a name, '#rrggbb', 'C0'..)")
+        if a.marker is not None:
+            try:
+                mmarkers.MarkerStyle(a.marker)
+                ok = True
+            except (ValueError, TypeError):
+                ok = False
+            _require(name, f"algorithms.{k}.marker", ok, f"'{a.marker}' is not a matplotlib marker (e.g. o s ^ v D x +)")
+        _require(name, f"algorithms.{k}.linestyle", _linestyle_ok(a.linestyle),
+                 f"'{a.linestyle}' is not a matplotlib line style ('-', '--', '-.', ':', 'solid', 'dashed', ...)")
+
+
+def _linestyle_ok(ls: Any) -> bool:
+    from matplotlib import rcsetup
+
+    try:
+        rcsetup.validate_linestyle(ls) if hasattr(rcsetup, "validate_linestyle") else rcsetup._validate_linestyle(ls)
+        return True
+    except (ValueError, TypeError):
+        return False
 
 
 def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:

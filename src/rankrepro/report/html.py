@@ -540,3 +540,15 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
     records.sort(key=lambda rp: (rp[0]["paper"], rp[0]["artefact"]))
     page = render(records, scale, files)
     atomic_write(out_html, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+
+
+def rebuild_report(scale: str = "paper", root: str | os.PathLike = ".") -> Path:
+    """The report again from the records and figures already on disk (``make report``): no
+    job runs, nothing is recomputed."""
+    root = Path(root)
+    prefix = root / ("" if scale == "paper" else f"runs/{scale}")
+    records = sorted(str(p) for p in (prefix / "results").glob("*/*.json"))
+    pngs = {f"{p.parent.name}/{p.stem}": str(p) for p in (prefix / "figures").glob("*/*.png")}
+    out = prefix / "results" / "report" / "index.html"
+    build_report(records, pngs, out, scale)
+    return out
