@@ -14,13 +14,13 @@ from rankrepro.cli import main
 
 def test_run_one_experiment_at_smoke_scale(tmp_path, monkeypatch):
     monkeypatch.chdir(ROOT)
-    rc = main(["run", "crammer_singer2005/fig6", "experiment.n_train=300", "--out", str(tmp_path)])
+    rc = main(["run", "crammer_singer2005/fig6", "experiment.seed=7", "--out", str(tmp_path)])
     assert rc == 0
     res = tmp_path / "results/crammer_singer2005"
     rec = json.loads((res / "fig6.json").read_text())
     # the override and the smoke scale (2 trials) are what ran
-    assert rec["scale"] == "smoke" and rec["n_train"] == 300 and rec["n_trials"] == 2
-    assert "n_train: 300" in (res / "fig6.config.yaml").read_text()
+    assert rec["scale"] == "smoke" and rec["seed"] == 7 and rec["n_trials"] == 2 and rec["n_train"] == 400
+    assert "seed: 7" in (res / "fig6.config.yaml").read_text()
     for p in ("fig6.csv", "fig6.md", "fig6/cells/prank.parquet"):
         assert (res / p).is_file(), p
     assert (tmp_path / "figures/crammer_singer2005/fig6.png").stat().st_size > 10_000
@@ -29,10 +29,10 @@ def test_run_one_experiment_at_smoke_scale(tmp_path, monkeypatch):
     from rankrepro.pipeline.catalog import load_experiment
     from rankrepro.pipeline.runner import run_cell
 
-    exp = load_experiment("crammer_singer2005/fig6", "smoke", overrides=["experiment.n_train=300"])
+    exp = load_experiment("crammer_singer2005/fig6", "smoke", overrides=["experiment.seed=7"])
     pd.testing.assert_frame_equal(pd.read_parquet(res / "fig6/cells/prank.parquet"), run_cell(exp, "prank"))
     curve = pd.read_csv(res / "fig6.csv")
-    assert curve["round"].max() == 300
+    assert curve["round"].max() == 400
 
 
 @pytest.mark.parametrize("args, key, hint", [
