@@ -453,26 +453,29 @@ class GPModel:
     (0: none, eq. 3 as the paper prints it; see :meth:`CollabPrior.m_step`);
     ``threshold_init`` (GPOR): ``quantile`` -- the normal quantiles of the user's label
     frequencies (:func:`initial_thresholds`), or ``uniform`` -- equally spaced on
-    [-1, 1] times sqrt(1 + sigma0^2) (:func:`uniform_thresholds`).
+    [-1, 1] times sqrt(1 + sigma0^2) (:func:`uniform_thresholds`); ``ordinal_predict`` (GPOR):
+    the predicted rank is the predictive distribution's ``mode`` (minimises the zero-one
+    error) or ``median`` (minimises the absolute error).
 
     GPR labels are centred by the user's mean training label c_j (added back to predict):
     with a zero-mean prior of unit variance, raw 1..5 labels would be shrunk towards 0.
     (GPOR needs no offset: its thresholds absorb it.)  GPR predicts the nearest rank to the
-    posterior mean; GPOR the most probable rank under the predictive distribution."""
+    posterior mean; GPOR the most probable rank under the predictive distribution (or its
+    median, ``ordinal_predict``)."""
 
     name = "gp_model"
 
     def __init__(self, *, likelihood: str = "gaussian", collaborative: bool = False, n_items: int = 100,
                  sigma0: float = 0.1, em_iters: int = 20, tol: float = 1e-5, n_ranks: int = 5,
-                 hyper: float = 0.0, threshold_init: str = "quantile"):
+                 hyper: float = 0.0, threshold_init: str = "quantile", ordinal_predict: str = "mode"):
         self.likelihood, self.collaborative, self.n_items = likelihood, collaborative, n_items
         self.sigma0, self.em_iters, self.tol, self.n_ranks = sigma0, em_iters, tol, n_ranks
-        self.hyper, self.threshold_init = hyper, threshold_init
+        self.hyper, self.threshold_init, self.ordinal_predict = hyper, threshold_init, ordinal_predict
 
     @classmethod
     def _param_names(cls) -> list[str]:
         return ["likelihood", "collaborative", "n_items", "sigma0", "em_iters", "tol", "n_ranks", "hyper",
-                "threshold_init"]
+                "threshold_init", "ordinal_predict"]
 
     def validate(self) -> "GPModel":
         if self.likelihood not in ("gaussian", "ordinal"):
@@ -481,6 +484,8 @@ class GPModel:
             raise ParamError("collaborative", self.collaborative, "must be true or false", "GPModel")
         if self.threshold_init not in ("quantile", "uniform"):
             raise ParamError("threshold_init", self.threshold_init, "must be 'quantile' or 'uniform'", "GPModel")
+        if self.ordinal_predict not in ("mode", "median"):
+            raise ParamError("ordinal_predict", self.ordinal_predict, "must be 'mode' or 'median'", "GPModel")
         for name, rule in {"n_items": Interval(int, 1, None), "em_iters": Interval(int, 1, None),
                            "sigma0": Interval(float, 0.0, None, left_open=True),
                            "tol": Interval(float, 0.0, None), "n_ranks": Interval(int, 2, None),
@@ -575,7 +580,8 @@ class GPModel:
             Gj = Gp[:, j]
             mean = hp + Gj @ e.post.a
             var = np.maximum(dp - np.einsum("ij,ij->i", Gj @ e.post.W, Gj), 1e-12)
-            res.pred.append(predict_ordinal(mean, var, thresholds_from(params[u, :-1]), float(np.exp(params[u, -1]))))
+            res.pred.append(predict_ordinal(mean, var, thresholds_from(params[u, :-1]), float(np.exp(params[u, -1])),
+                                            self.ordinal_predict))
         res.sigma = np.exp(params[:, -1])
         res.thresholds = np.array([thresholds_from(pr[:-1])[1:-1] for pr in params])
         return res
@@ -587,10 +593,13 @@ class GPModel:
 GP = {GPModel.name: GPModel}
 
 
-def predict_ordinal(mean: np.ndarray, var: np.ndarray, b: np.ndarray, sigma: float) -> np.ndarray:
-    """The most probable rank under P(y = k) = Phi((b_k - f)/s) - Phi((b_{k-1} - f)/s),
-    s = sqrt(sigma^2 + var)."""
+def predict_ordinal(mean: np.ndarray, var: np.ndarray, b: np.ndarray, sigma: float, rule: str = "mode") -> np.ndarray:
+    """The most probable rank (``rule="mode"``) under P(y = k) = Phi((b_k - f)/s) -
+    Phi((b_{k-1} - f)/s), s = sqrt(sigma^2 + var), or its median (``"median"``: the smallest k
+    with P(y <= k) >= 1/2, i.e. b_k >= mean; the rank minimising the expected absolute error)."""
     r = b.size - 1
+    if rule == "median":
+        return 1 + np.sum(b[1:-1][None, :] < np.asarray(mean)[:, None], axis=1)
     logp = np.stack([log_phi_diff((b[k - 1] - mean) / np.sqrt(sigma ** 2 + var),
                                   (b[k] - mean) / np.sqrt(sigma ** 2 + var)) for k in range(1, r + 1)], axis=1)
     return np.argmax(logp, axis=1) + 1
