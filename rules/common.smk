@@ -30,7 +30,7 @@ DATA_STATUS = {name: data_status(exp) for name, exp in CATALOG.items()}
 wildcard_constraints:
     paper=r"[A-Za-z0-9_]+",
     artefact=r"[A-Za-z0-9_]+",
-    cell=r"[A-Za-z0-9_.\-]+",
+    cell=r"[A-Za-z0-9_.\-~=]+",
     dataset=r"[A-Za-z0-9_.\-]+",
 
 
@@ -60,7 +60,7 @@ def cell_files(wildcards):
         return []
     if BATCH:
         return [out(f"results/{exp.paper}/{exp.artefact}/all_cells.parquet")]
-    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet") for c in exp.cells]
+    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet") for c in exp.all_cells]
 
 
 def cell_data(wildcards):
@@ -70,7 +70,7 @@ def cell_data(wildcards):
 
 def cell_param_fingerprint(wildcards):
     exp = experiment_of(wildcards)
-    return cell_fingerprint(exp, exp.cell(wildcards.cell))
+    return cell_fingerprint(*exp.variant_of(exp.cell(wildcards.cell)))
 
 
 def experiment_fingerprint(wildcards):

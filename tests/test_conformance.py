@@ -86,13 +86,33 @@ def test_clone_is_unfitted_with_same_params(name, data):
     np.testing.assert_array_equal(make(name).fit_online(X, y), c.fit_online(X, y))
 
 
+MEAN_OUTPUT = {"oap_bagg", "oap_vp", "voted_prank"}
+
+
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_predictions_are_ranks(name, data):
     X, y = data
-    est = make(name)
+    kw = {"output": "rank"} if name in MEAN_OUTPUT else {}
+    est = make(name, **kw)
     online = est.fit_online(X, y)
     for p in (online, est.predict(X)):
         assert p.dtype.kind == "i" and p.min() >= 1 and p.max() <= 4
+
+
+@pytest.mark.parametrize("name", sorted(MEAN_OUTPUT))
+def test_mean_output_is_the_unrounded_vote(name, data):
+    """Harrington's H(x) = sum v_i h_i(x) / sum v_i: output='mean' predicts it unrounded, in
+    [1, k]; output='rank' is its nearest rank; online predictions are ranks either way."""
+    from rankrepro.algorithms.base import round_to_rank
+
+    X, y = data
+    mean, rank = make(name, output="mean"), make(name, output="rank")
+    np.testing.assert_array_equal(mean.fit_online(X, y), rank.fit_online(X, y))
+    m = mean.predict(X)
+    assert m.dtype.kind == "f" and m.min() >= 1 and m.max() <= 4
+    assert np.any(m != np.round(m))  # a real mean, not a rank
+    np.testing.assert_array_equal(round_to_rank(m, 4), rank.predict(X))
+    np.testing.assert_allclose(m, mean.decision_function(X))
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))

@@ -435,6 +435,12 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
 
 
 @njit(cache=True, nogil=True)
+def ensemble_scores(ip, ix, xv, W, B, V, mode, out):
+    for t in range(ip.shape[0] - 1):
+        out[t] = ensemble_score(ip, ix, xv, t, W, B, V, mode)
+
+
+@njit(cache=True, nogil=True)
 def predict_ensemble(ip, ix, xv, W, B, V, mode, k, out):
     for t in range(ip.shape[0] - 1):
         out[t] = nearest_rank(ensemble_score(ip, ix, xv, t, W, B, V, mode), k)

@@ -73,6 +73,19 @@ class Interval:
         return True
 
 
+@dataclass(frozen=True)
+class OneOf:
+    """A string option: one of the listed values."""
+
+    options: tuple
+
+    def describe(self) -> str:
+        return "must be one of " + ", ".join(repr(o) for o in self.options)
+
+    def check(self, value: Any) -> bool:
+        return isinstance(value, str) and value in self.options
+
+
 def check_seed(value: Any) -> bool:
     return value is None or isinstance(value, (np.random.SeedSequence,)) or (
         isinstance(value, Integral) and not isinstance(value, bool) and int(value) >= 0
@@ -129,7 +142,7 @@ class OnlineRanker:
                 if name not in self._param_names():
                     continue
                 value = getattr(self, name)
-                if isinstance(rule, Interval):
+                if isinstance(rule, (Interval, OneOf)):
                     if not rule.check(value):
                         raise ParamError(name, value, rule.describe(), owner)
                 elif not rule(value):

@@ -6,9 +6,14 @@ in their output:
 
 * OAP-BPM: the average rule (w~, c~) = (sum_j w_j / N, sum_j c_j / N), an estimate of the
   Bayes point.  Averaging ordered thresholds keeps them ordered.
-* OAP-Bagg: the nearest rank to the mean of the members' predicted ranks.
-* OAP-VP: the nearest rank to sum_j v_j h_j(x) / sum_j v_j, v_j the number of correct
-  predictions of member j on the examples it was shown (equal weights while all v_j = 0).
+* OAP-Bagg: the mean of the members' predicted ranks, H(x) = sum_j h_j(x) / N.
+* OAP-VP: H(x) = sum_j v_j h_j(x) / sum_j v_j, v_j the number of correct predictions of
+  member j on the examples it was shown (equal weights while all v_j = 0).
+
+Harrington writes both outputs as these means, with no rounding: ``output='mean'`` predicts
+the real-valued mean rank (the test rank loss is then |H(x) - y|), ``output='rank'`` the
+nearest rank to it (halves rounded up).  Online predictions (before each update) are always
+the nearest rank.
 
 All members are advanced together in one compiled loop; the Bernoulli masks are drawn
 from the estimator's own generator (``seed``), so a run is repeatable bit for bit.
@@ -25,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from .base import rows, Interval, OnlineRanker
+from .base import rows, Interval, OneOf, OnlineRanker, round_to_rank
 
 #: rows of Bernoulli masks drawn at once (bounds memory for long streams)
 _MASK_CHUNK = 65536
@@ -94,15 +99,38 @@ class OAPBPM(_OAP):
         return self._check_X(X) @ self.coef_
 
 
-class OAPBagg(_OAP):
-    """OAP-Bagg (Harrington 2003, Sec. 3.1): mean of the members' ranks, rounded."""
+class _OAPVote(_OAP):
+    """An ensemble whose output is a (vote-weighted) mean of the members' ranks."""
+
+    _constraints = {"output": OneOf(("mean", "rank"))}
+
+    def __init__(self, *, n_ranks: int = 5, N: int = 100, tau: float = 0.3, output: str = "mean", seed=None):
+        super().__init__(n_ranks=n_ranks, N=N, tau=tau, seed=seed)
+        self.output = output
+
+    def decision_function(self, X) -> np.ndarray:
+        """The (vote-weighted) mean rank, a real number in [1, k]."""
+        self._check_fitted()
+        X = self._check_X(X)
+        out = np.empty(X.shape[0])
+        K.ensemble_scores(*rows(X), self.member_coef_, self.member_thresholds_, self.votes_, self._mode, out)
+        return out
+
+    def _predict(self, X):
+        out = np.empty(X.shape[0])
+        K.ensemble_scores(*rows(X), self.member_coef_, self.member_thresholds_, self.votes_, self._mode, out)
+        return out if self.output == "mean" else round_to_rank(out, self.n_ranks)
+
+
+class OAPBagg(_OAPVote):
+    """OAP-Bagg (Harrington 2003, Sec. 3.1): H(x) = sum_j h_j(x) / N."""
 
     name = "oap_bagg"
     _mode = K.MODE_BAGG
 
 
-class OAPVP(_OAP):
-    """OAP-VP (Harrington 2003, Sec. 3.1): vote-weighted mean of the members' ranks."""
+class OAPVP(_OAPVote):
+    """OAP-VP (Harrington 2003, Sec. 3.1): H(x) = sum_j v_j h_j(x) / |sum_j v_j|."""
 
     name = "oap_vp"
     _mode = K.MODE_VP

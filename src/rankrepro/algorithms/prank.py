@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from .base import rows, Interval, OnlineRanker, round_to_rank
+from .base import rows, Interval, OneOf, OnlineRanker, round_to_rank
 
 
 class _ThresholdRanker(OnlineRanker):
@@ -131,13 +131,16 @@ class VotedPRank(OnlineRanker):
     """PRank with the voted-perceptron output of Freund & Schapire (1999), as Harrington
     (2003, Sec. 4.1) tests it.  Every hypothesis (w_i, b_i) is stored with its survival
     count c_i (1 when created, +1 per correct prediction; the initial zero rule starts at
-    0); the output is the nearest rank to sum_i c_i h_i(x) / sum_i c_i.  Online
+    0); the output is H(x) = sum_i c_i h_i(x) / sum_i c_i (``output='mean'``, as Harrington
+    writes it, unrounded) or the nearest rank to it (``output='rank'``).  Online
     predictions are those of the current PRank rule."""
 
     name = "voted_prank"
+    _constraints = {"output": OneOf(("mean", "rank"))}
 
-    def __init__(self, *, n_ranks: int = 5):
+    def __init__(self, *, n_ranks: int = 5, output: str = "mean"):
         self.n_ranks = n_ranks
+        self.output = output
 
     def _init_state(self, n_features: int) -> None:
         self.coef_ = np.zeros(n_features)
@@ -169,4 +172,4 @@ class VotedPRank(OnlineRanker):
     def _predict(self, X):
         out = np.empty(X.shape[0])
         K.predict_voted(*rows(X), self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
-        return round_to_rank(out, self.n_ranks)
+        return out if self.output == "mean" else round_to_rank(out, self.n_ranks)

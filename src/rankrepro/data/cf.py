@@ -40,13 +40,17 @@ def judge_instances(scores: np.ndarray, pairs: np.ndarray, judges: np.ndarray,
 
     ``scores`` is (pairs x judges) with 0..2 scores and -1 = not judged.  The target rank is
     score + 1; the instance holds the other judges' values in judge order: their rank
-    (score + 1, ``instance_values='rank'``) or raw score (``'score'``), 0 where absent."""
+    (score + 1, ``instance_values='rank'``), raw score (``'score'``) or centred score
+    (score - 1 in -1..1, ``'centred'``), 0 where absent."""
+    if instance_values not in INSTANCE_VALUES:
+        raise ValueError(f"instance_values must be one of {INSTANCE_VALUES}, got {instance_values!r}")
     n_j = scores.shape[1]
     S = scores[pairs].astype(np.float64)
     y = S[np.arange(pairs.size), judges].astype(np.int64) + 1
     if np.any(y < 1):
         raise ValueError("a target judge has no judgment for its pair")
-    vals = np.where(S < 0, 0.0, S + 1.0 if instance_values == "rank" else S)
+    shift = {"rank": 1.0, "score": 0.0, "centred": -1.0}[instance_values]
+    vals = np.where(S < 0, 0.0, S + shift)
     others = np.array([[j for j in range(n_j) if j != t] for t in range(n_j)])
     X = vals[np.arange(pairs.size)[:, None], others[judges]]
     return X, y
@@ -60,8 +64,28 @@ def draw_judges(judged: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return np.argmax(judged & (rank_in_row == k[:, None]), axis=1)
 
 
+INSTANCE_VALUES = ("rank", "score", "centred")
+INSTANCE_NORMS = ("none", "unit")
+
+
+def with_constant(X: np.ndarray, constant_feature: bool) -> np.ndarray:
+    """Append a constant feature 1 (a bias for learners without thresholds, e.g. WH)."""
+    return np.hstack([X, np.ones((X.shape[0], 1))]) if constant_feature else X
+
+
+def normalise_rows(X: np.ndarray, instance_norm: str) -> np.ndarray:
+    """``'unit'``: every instance scaled to unit Euclidean norm (an all-zero row stays zero);
+    ``'none'``: as given."""
+    if instance_norm not in INSTANCE_NORMS:
+        raise ValueError(f"instance_norm must be one of {INSTANCE_NORMS}, got {instance_norm!r}")
+    if instance_norm == "none":
+        return X
+    n = np.linalg.norm(X, axis=1, keepdims=True)
+    return np.divide(X, n, out=np.zeros_like(X), where=n > 0)
+
+
 def cf_judges(n_train: int, n_test: int, rng: np.random.Generator, *, data_path: str,
-              min_judged: int = 2, instance_values: str = "rank") -> Split:
+              min_judged: int = 2, instance_values: str = "rank", constant_feature: bool = False) -> Split:
     d = load_cached(data_path)
     scores = d["scores"]
     judged = (scores >= 0).sum(axis=1)
@@ -72,6 +96,7 @@ def cf_judges(n_train: int, n_test: int, rng: np.random.Generator, *, data_path:
     pairs = rng.permutation(ok)[: n_train + n_test]  # a different pair each round
     judges = draw_judges(scores[pairs] >= 0, rng)
     X, y = judge_instances(scores, pairs, judges, instance_values)
+    X = with_constant(X, constant_feature)
     return Split(X[:n_train], y[:n_train], X[n_train:], y[n_train:], n_ranks=3)
 
 
@@ -118,12 +143,13 @@ def _pick_person(P: dict, rng: np.random.Generator, need: int) -> int:
 
 
 def cf_people(n_train: int, n_test: int, rng: np.random.Generator, *, data_path: str, min_ratings: int = 300,
-              strict: bool = True, first: int = 300) -> Split:
+              strict: bool = True, first: int = 300, instance_norm: str = "none") -> Split:
     P = people_matrix(data_path, min_ratings, strict)
     if n_train + n_test > first:
         raise ValueError(f"cf_people: {n_train} + {n_test} exceeds the first {first} items")
     target = _pick_person(P, rng, first)
     X, y = person_instances(P, target, first)
+    X = normalise_rows(X, instance_norm)
     idx = rng.permutation(first)
     tr, te = idx[:n_train], idx[n_train:n_train + n_test]
     # the training stream keeps the person's rating order; the test set is the rest
@@ -132,8 +158,9 @@ def cf_people(n_train: int, n_test: int, rng: np.random.Generator, *, data_path:
 
 
 def cf_viewer_stream(n_train: int, n_test: int, rng: np.random.Generator, *, data_path: str,
-                     min_ratings: int = 100) -> Split:
+                     min_ratings: int = 100, instance_norm: str = "none") -> Split:
     P = people_matrix(data_path, min_ratings, False)
     target = _pick_person(P, rng, max(min_ratings, n_train + n_test))
     X, y = person_instances(P, target, n_train + n_test)
+    X = normalise_rows(X, instance_norm)
     return Split(X[:n_train], y[:n_train], X[n_train:], y[n_train:], n_ranks=P["n_ranks"])

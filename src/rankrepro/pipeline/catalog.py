@@ -9,10 +9,14 @@ outside an estimator's constraints.  Errors are :class:`ConfigError` naming the 
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import inspect
+import json
 import itertools
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +24,7 @@ from typing import Any
 from hydra import compose, initialize_config_dir
 from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from ..algorithms import FEATURE_MAPS, REGISTRY, ParamError
@@ -84,6 +88,11 @@ class Cell:
     label: str
     params: dict[str, Any] = field(hash=False)  # fixed + swept hyperparameters
     swept: dict[str, Any] = field(hash=False)  # the swept ones only
+    #: a sensitivity cell: the main cell it re-runs (same seeds: common random numbers) and
+    #: the choice and value it runs under; empty for a main cell
+    base: str = ""
+    choice: str = ""
+    value: str = ""
 
     def matches(self, selector: dict[str, Any]) -> bool:
         for key, want in selector.items():
@@ -150,6 +159,10 @@ class Experiment:
     curve_points: int
     max_steps: int | None = None
     max_users: int | None = None
+    #: (choice, value) -> the experiment with that value of an open protocol choice
+    variants: dict[tuple[str, str], "Experiment"] = field(default_factory=dict)
+    #: the extra cells the sensitivity choices add (only those whose computation differs from the main cell's)
+    sensitivity_cells: list[Cell] = field(default_factory=list)
 
     @property
     def paper(self) -> str:
@@ -159,14 +172,47 @@ class Experiment:
     def artefact(self) -> str:
         return self.cfg.experiment.artefact
 
+    @property
+    def all_cells(self) -> list[Cell]:
+        """The main cells, then the sensitivity cells."""
+        return [*self.cells, *self.sensitivity_cells]
+
     def cell(self, cell_id: str) -> Cell:
-        for c in self.cells:
+        for c in self.all_cells:
             if c.id == cell_id:
                 return c
-        raise KeyError(f"experiment {self.name} has no cell '{cell_id}' (cells: {[c.id for c in self.cells]})")
+        raise KeyError(f"experiment {self.name} has no cell '{cell_id}' (cells: {[c.id for c in self.all_cells]})")
+
+    def variant_of(self, cell: Cell) -> tuple["Experiment", Cell]:
+        """The experiment and main cell a cell computes: itself for a main cell; for a
+        sensitivity cell, the variant experiment and its cell with the main cell's id."""
+        if not cell.base:
+            return self, cell
+        var = self.variants[(cell.choice, cell.value)]
+        return var, var.cell(cell.base)
 
     def to_yaml(self) -> str:
         return OmegaConf.to_yaml(self.cfg)
+
+
+def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
+    """Hash of everything that determines a cell's numbers: editing any of it reruns the
+    cell (Snakemake's params trigger), editing anything else does not."""
+    e = exp.cfg.experiment
+    payload = {
+        "cell": cell.id, "estimator": cell.estimator, "params": cell.params, "protocol": e.protocol,
+        "features": e.features, "seed": int(e.seed), "n_trials": exp.n_trials, "n_train": exp.n_train,
+        "n_test": exp.n_test, "curve_points": exp.curve_points, "metrics": list(e.metrics),
+        "dataset": OmegaConf.to_container(exp.cfg.dataset),
+    }
+    for cap in ("max_steps", "max_users"):  # only when a scale sets them (keeps older fingerprints valid)
+        if getattr(exp, cap) is not None:
+            payload[cap] = getattr(exp, cap)
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def config_fingerprint(exp: Experiment) -> str:
+    return hashlib.sha256(exp.to_yaml().encode()).hexdigest()[:16]
 
 
 def _compose(config_dir: Path, name: str, scale: str, overrides: list[str]) -> DictConfig:
@@ -197,7 +243,85 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
         OmegaConf.to_container(checked, throw_on_missing=True)
     except Exception as e:  # Hydra wraps the OmegaConf error that names the key
         raise _config_error(name, e) from None
-    return _validate(name, scale, cfg)
+    exp = _validate(name, scale, cfg)
+    _add_sensitivity(exp)
+    return exp
+
+
+#: labels of sensitivity choices and values become parts of file names
+_LABEL_OK = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+
+def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
+    return f"{base}~{choice}={value}"
+
+
+def _add_sensitivity(exp: Experiment) -> None:
+    """Validate the ``sensitivity`` block and the diagnoses, build one variant experiment
+    per non-main value, and list the sensitivity cells: a main cell re-run under a value
+    only where that value changes the cell's computation (its fingerprint)."""
+    name, e = exp.name, exp.cfg.experiment
+    choices = [str(sc.choice) for sc in e.sensitivity]
+    for i, sc in enumerate(e.sensitivity):
+        key = f"experiment.sensitivity[{i}]"
+        _require(name, f"{key}.choice", bool(_LABEL_OK.match(sc.choice)),
+                 f"'{sc.choice}' must use only letters, digits, '_', '.' and '-'")
+        _require(name, f"{key}.choice", sc.choice not in choices[:i], f"duplicate choice '{sc.choice}'")
+        _require(name, f"{key}.values", len(sc["values"]) >= 2, "list at least two values (the main one and an alternative)")
+        _require(name, f"{key}.main", sc.main in sc["values"],
+                 f"'{sc.main}' is not one of the values ({', '.join(map(str, sc['values']))})")
+        for label, sets in sc["values"].items():
+            vkey = f"{key}.values.{label}"
+            _require(name, vkey, bool(_LABEL_OK.match(str(label))),
+                     f"'{label}' must use only letters, digits, '_', '.' and '-'")
+            cfg = copy.deepcopy(exp.cfg)
+            OmegaConf.set_readonly(cfg, False)
+            for k, v in sets.items():
+                try:
+                    with open_dict(cfg):  # new hyperparameters are allowed; the schema re-merge checks the rest
+                        OmegaConf.update(cfg, str(k), v, merge=False)
+                    checked = OmegaConf.merge(OmegaConf.structured(RootCfg), OmegaConf.to_container(cfg))
+                    OmegaConf.to_container(checked, throw_on_missing=True)
+                except Exception as err:  # an unknown key or a value of the wrong type
+                    raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
+            if label == sc.main:
+                _require(name, vkey, OmegaConf.to_yaml(cfg) == exp.to_yaml(),
+                         "the main value must leave the main config unchanged (it sets "
+                         + ", ".join(f"{k}={v}" for k, v in sets.items()) + ")")
+                continue
+            try:
+                var = _validate(name, exp.scale, cfg)
+            except ConfigError as err:
+                raise ConfigError(name, f"{vkey} -> {err.key}", str(err).split(": ", 1)[-1]) from None
+            main_ids = {c.id: c for c in exp.cells}
+            extra = [c.id for c in var.cells if c.id not in main_ids]
+            _require(name, vkey, not extra,
+                     f"a sensitivity value may change how cells run or narrow a grid, not add cells ({', '.join(extra)})")
+            exp.variants[(str(sc.choice), str(label))] = var
+            for vc in var.cells:
+                c = main_ids[vc.id]
+                if cell_fingerprint(var, vc) != cell_fingerprint(exp, c):
+                    exp.sensitivity_cells.append(Cell(sensitivity_cell_id(c.id, sc.choice, str(label)), c.algorithm,
+                                                      c.estimator, vc.label, vc.params, vc.swept,
+                                                      base=c.id, choice=str(sc.choice), value=str(label)))
+    from .schema import DIAGNOSIS_KINDS
+
+    for what, items in (("published", e.published), ("claims", e.claims)):
+        for i, it in enumerate(items):
+            d = it.diagnosis
+            if d is None:
+                continue
+            key = f"experiment.{what}[{i}].diagnosis"
+            _require(name, f"{key}.kind", d.kind in DIAGNOSIS_KINDS,
+                     f"'{d.kind}' must be one of {', '.join(repr(k) for k in DIAGNOSIS_KINDS)}")
+            _require(name, f"{key}.text", bool(str(d.text).strip()), "say what explains the disagreement")
+            if d.kind == "open protocol choice":
+                _require(name, f"{key}.choice", d.choice in choices,
+                         f"an open protocol choice names one of the experiment's sensitivity choices "
+                         f"({', '.join(choices) or 'none declared'}), got {d.choice!r}")
+            elif d.choice is not None:
+                _require(name, f"{key}.choice", d.choice in choices,
+                         f"'{d.choice}' is not a sensitivity choice of this experiment ({', '.join(choices) or 'none'})")
 
 
 def _config_error(name: str, exc: BaseException) -> ConfigError:

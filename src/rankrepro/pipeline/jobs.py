@@ -12,28 +12,8 @@ from typing import Callable
 
 from omegaconf import OmegaConf
 
-from .catalog import Cell, Experiment, load_experiment
+from .catalog import Experiment, cell_fingerprint, config_fingerprint, load_experiment  # noqa: F401 (re-exported)
 from .runner import run_cell, write_parquet
-
-
-def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
-    """Hash of everything that determines a cell's numbers: editing any of it reruns the
-    cell (Snakemake's params trigger), editing anything else does not."""
-    e = exp.cfg.experiment
-    payload = {
-        "cell": cell.id, "estimator": cell.estimator, "params": cell.params, "protocol": e.protocol,
-        "features": e.features, "seed": int(e.seed), "n_trials": exp.n_trials, "n_train": exp.n_train,
-        "n_test": exp.n_test, "curve_points": exp.curve_points, "metrics": list(e.metrics),
-        "dataset": OmegaConf.to_container(exp.cfg.dataset),
-    }
-    for cap in ("max_steps", "max_users"):  # only when a scale sets them (keeps older fingerprints valid)
-        if getattr(exp, cap) is not None:
-            payload[cap] = getattr(exp, cap)
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def config_fingerprint(exp: Experiment) -> str:
-    return hashlib.sha256(exp.to_yaml().encode()).hexdigest()[:16]
 
 
 def _logger(log_path: str | None) -> Callable[[str], None]:
@@ -96,10 +76,10 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
 
     exp = load_experiment(experiment, scale, config_dir=config_dir)
     logger = _logger(log)
-    logger(f"{experiment} [{scale}]: {len(exp.cells)} cells in one job")
+    logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job")
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         frames = [run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
-                  for c in exp.cells]
+                  for c in exp.all_cells]
     write_parquet(pd.concat(frames, ignore_index=True), output)
 
 

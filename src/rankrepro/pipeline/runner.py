@@ -104,9 +104,12 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     cell = exp.cell(cell_id)
     if data_path is None:
         data_path = default_data_path(exp)
-    trials = list(range(exp.n_trials)) if trials is None else list(trials)
-    protocol = exp.cfg.experiment.protocol
-    specs = [(trial_spec(exp, cell, t, data_path), t) for t in trials]
+    # a sensitivity cell runs its main cell under the variant config, on the main cell's
+    # seeds (common random numbers): equal settings give bit-identical results
+    run_exp, run_cell_ = exp.variant_of(cell)
+    trials = list(range(run_exp.n_trials)) if trials is None else list(trials)
+    protocol = run_exp.cfg.experiment.protocol
+    specs = [(trial_spec(run_exp, run_cell_, t, data_path), t) for t in trials]
     t0 = time.perf_counter()
     results: dict[int, list] = {}
     report_every = max(1, len(trials) // 10)

@@ -68,7 +68,13 @@ def resolve(cells: list[Cell], selector: dict[str, Any], summary: pd.DataFrame, 
 # -------------------------------------------------------------------------------------
 # published values
 # -------------------------------------------------------------------------------------
-def compare_published(exp: Experiment, summary: pd.DataFrame) -> pd.DataFrame:
+def _diagnosis(d) -> dict | None:
+    return None if d is None else OmegaConf.to_container(d)
+
+
+def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bool = False) -> pd.DataFrame:
+    """Each published value beside its reproduced cell.  ``reference_only`` (a substitute
+    data set): the published value is shown as a reference, with no consistent/differs verdict."""
     rows = []
     for p in exp.cfg.experiment.published:
         sel = OmegaConf.to_container(p.select)
@@ -87,10 +93,12 @@ def compare_published(exp: Experiment, summary: pd.DataFrame) -> pd.DataFrame:
             "published_mean": float(p.mean), "published_ci": None if p.ci is None else float(p.ci),
             "mean": rep.mean, "ci": rep.half_width, "n": rep.n, "difference": rep.mean - float(p.mean),
             "marks": p.marks,
-            "verdict": {True: "consistent", False: "differs", None: "no result"}[ok],
+            "verdict": ("reference" if reference_only and ok is not None
+                        else {True: "consistent", False: "differs", None: "no result"}[ok]),
+            "diagnosis": _diagnosis(p.diagnosis),
         })
     return pd.DataFrame(rows, columns=["cell", "label", "metric", "source", "published_mean", "published_ci",
-                                       "mean", "ci", "n", "difference", "verdict", "marks"])
+                                       "mean", "ci", "n", "difference", "verdict", "marks", "diagnosis"])
 
 
 # -------------------------------------------------------------------------------------
@@ -100,10 +108,15 @@ def compare_published(exp: Experiment, summary: pd.DataFrame) -> pd.DataFrame:
 class ClaimResult:
     id: str
     text: str
-    #: "held", "not held" or "not evaluable"
+    #: "held", "not held", "inconclusive" (it fails only on point estimates whose 95% intervals
+    #: overlap) or "not evaluable"
     verdict: str
     evidence: str
     fraction: float | None = None
+    #: the configured diagnosis (shown beside a verdict other than "held")
+    diagnosis: dict | None = None
+    #: for each open protocol choice whose values give different verdicts: {choice, verdicts: {value: verdict}}
+    depends_on: list | None = None
 
 
 def _values_at(summary: pd.DataFrame, cell: str, metric: str, rounds) -> pd.DataFrame:
@@ -129,6 +142,15 @@ def _compatible(a: Cell, b: Cell, match: list[str]) -> bool:
     return True
 
 
+def _lo(r) -> float:
+    """The low end of a summary row's interval (the mean when there is no interval)."""
+    return float(r["mean"]) if pd.isna(r["ci"]) else float(r["low"])
+
+
+def _hi(r) -> float:
+    return float(r["mean"]) if pd.isna(r["ci"]) else float(r["high"])
+
+
 def _fmt_round(r) -> str:
     return "" if r is None or (isinstance(r, float) and math.isnan(r)) or r is pd.NA else f" at round {int(r)}"
 
@@ -140,7 +162,7 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
     lhs = resolve(exp.cells, c.get("lhs") or {}, summary, metric)
     if c["kind"] == "less":
         rhs = resolve(exp.cells, c.get("rhs") or {}, summary, metric)
-        checks, fails = 0, []
+        checks, fails, clear = 0, [], 0
         for a in lhs:
             for b in rhs:
                 if a.id == b.id or not _compatible(a, b, c.get("match") or []):
@@ -156,6 +178,10 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
                     ok = (fac * ra["high"] < rb["low"]) if c.get("significant") else (fac * ra["mean"] < rb["mean"])
                     checks += 1
                     if not ok:
+                        # reversed beyond the noise: the intervals do not overlap (a claim of
+                        # significance fails on overlap itself)
+                        if c.get("significant") or fac * _lo(ra) > _hi(rb):
+                            clear += 1
                         fails.append(f"{a.label} {ra['mean']:.3f} (+-{ra['ci']:.3f}) vs {b.label} "
                                      f"{rb['mean']:.3f} (+-{rb['ci']:.3f}){_fmt_round(ra['round'])}")
         if checks == 0:
@@ -176,9 +202,15 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
             ev = f"held in all {checks} comparisons ({', '.join(x.label for x in lhs)} vs {', '.join(x.label for x in rhs)})"
             return ClaimResult(c["id"], c["text"], "held", ev + ratios, frac)
         more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
+        if not clear:
+            return ClaimResult(c["id"], c["text"], "inconclusive",
+                               f"failed {len(fails)} of {checks} comparisons, each only on point estimates whose 95% "
+                               "intervals overlap, e.g. " + "; ".join(fails[:3]) + more + ratios, frac)
+        how = ("the claim needs separated intervals" if c.get("significant")
+               else f"{clear} with separated intervals")
         return ClaimResult(c["id"], c["text"], "not held",
-                           f"failed {len(fails)} of {checks} comparisons, e.g. " + "; ".join(fails[:3]) + more + ratios,
-                           frac)
+                           f"failed {len(fails)} of {checks} comparisons ({how}), e.g. "
+                           + "; ".join(fails[:3]) + more + ratios, frac)
     if c["kind"] in ("falls", "levels"):
         parts, bad = [], []
         for cell in lhs:
@@ -214,8 +246,11 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
             over, want = c["over"], c.get("expect")
             got = best[0].params.get(over)
             held = got is not None and want is not None and float(got) == float(want)
-            return ClaimResult(c["id"], c["text"], "held" if held else "not held",
-                               f"lowest at {over}={got} (claimed {want}): {desc}")
+            verdict = "held" if held else "not held"
+            claimed = [p for p in pts if p[0].params.get(over) is not None and float(p[0].params[over]) == float(want)]
+            if not held and claimed and all(p[2] <= best[3] for p in claimed):
+                verdict = "inconclusive"  # the claimed cell's interval overlaps the lowest one's
+            return ClaimResult(c["id"], c["text"], verdict, f"lowest at {over}={got} (claimed {want}): {desc}")
         worst = max(pts, key=lambda p: p[1])
         held = best[3] < worst[2]  # the best's interval lies entirely below the worst's
         return ClaimResult(c["id"], c["text"], "held" if held else "not held",
@@ -225,33 +260,126 @@ def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult
     # monotone
     over, stat = c["over"], c.get("stat", "mean")
     col = "mean" if stat == "mean" else "ci"
-    by_alg: dict[str, list[tuple[float, float]]] = {}
+    by_alg: dict[str, list[tuple[float, float, float, float]]] = {}
     for cell in lhs:
         if over not in cell.params:
             continue
         v = _values_at(summary, cell.id, metric, rounds)
         if v.empty:
             continue
-        by_alg.setdefault(cell.algorithm, []).append((float(cell.params[over]), float(v.iloc[-1][col])))
+        r = v.iloc[-1]
+        by_alg.setdefault(cell.algorithm, []).append((float(cell.params[over]), float(r[col]), _lo(r), _hi(r)))
     if not by_alg:
         return ClaimResult(c["id"], c["text"], "not evaluable", "no values")
     sign = 1 if c.get("direction", "increasing") == "increasing" else -1
-    bad, parts = [], []
+    bad, parts, clear = [], [], False
     for alg, pts in by_alg.items():
         pts.sort()
-        ys = [y for _, y in pts]
-        parts.append(f"{alg}: " + ", ".join(f"{over}={x:g}: {y:.3f}" for x, y in pts))
-        if any(sign * (ys[i + 1] - ys[i]) < 0 for i in range(len(ys) - 1)):
+        ys = [p[1] for p in pts]
+        parts.append(f"{alg}: " + ", ".join(f"{over}={p[0]:g}: {p[1]:.3f}" for p in pts))
+        viol = [i for i in range(len(ys) - 1) if sign * (ys[i + 1] - ys[i]) < 0]
+        if viol:
             bad.append(alg)
+            # a half-width has no interval of its own: its violations count as clear
+            clear = clear or stat != "mean" or any(pts[i][2] > pts[i + 1][3] or pts[i + 1][2] > pts[i][3] for i in viol)
     name = "interval half-width" if stat == "ci" else "mean"
     ev = f"{name} by {over}: " + "; ".join(parts)
-    verdict = "held" if not bad else "not held"
+    verdict = "held" if not bad else ("not held" if clear else "inconclusive")
     return ClaimResult(c["id"], c["text"], verdict, ev if not bad else f"not monotone for {', '.join(bad)}. " + ev,
                        1 - len(bad) / len(by_alg))
 
 
 def evaluate_claims(exp: Experiment, summary: pd.DataFrame) -> list[ClaimResult]:
-    return [evaluate_claim(exp, cl, summary) for cl in exp.cfg.experiment.claims]
+    out = []
+    for cl in exp.cfg.experiment.claims:
+        r = evaluate_claim(exp, cl, summary)
+        r.diagnosis = _diagnosis(cl.diagnosis)
+        out.append(r)
+    return out
+
+
+# -------------------------------------------------------------------------------------
+# sensitivity: the open protocol choices
+# -------------------------------------------------------------------------------------
+def variant_trials(exp: Experiment, trials: pd.DataFrame, choice: str, value: str) -> pd.DataFrame:
+    """The trials of the main cells as they come out under one value of a choice: the
+    sensitivity cells' rows in place of their main cells' (under the main cells' ids), the
+    main rows where the value does not change a cell's computation."""
+    swap = {c.base: c.id for c in exp.sensitivity_cells if c.choice == choice and c.value == value}
+    # a value may narrow a grid: only the variant's cells
+    main_ids = [c.id for c in exp.variants[(choice, value)].cells]
+    parts = [trials[trials["cell"].isin([i for i in main_ids if i not in swap])]]
+    for base, sid in swap.items():
+        t = trials[trials["cell"] == sid].copy()
+        t["cell"] = base
+        parts.append(t)
+    return pd.concat(parts, ignore_index=True)
+
+
+def _headline(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame) -> list[dict]:
+    """The numbers a choice is judged on: the published cells, else each cell's final value
+    of the figure's (or the first) metric."""
+    if not comparison.empty:
+        return [{"cell": r["cell"], "label": r["label"], "metric": r["metric"], "mean": r["mean"], "ci": r["ci"],
+                 "published_mean": r["published_mean"], "verdict": r["verdict"]} for _, r in comparison.iterrows()]
+    e = exp.cfg.experiment
+    metric = e.figure.metric if e.figure is not None else e.metrics[0]
+    fin = final_rows(summary, metric)
+    return [{"cell": c.id, "label": c.label, "metric": metric, "mean": float(fin.loc[c.id, "mean"]),
+             "ci": float(fin.loc[c.id, "ci"]), "published_mean": None, "verdict": None}
+            for c in exp.cells if c.id in fin.index]
+
+
+def _align(heads: list[list[dict]]) -> list[list[dict]]:
+    """The headline rows of every value on the cells they share (a value that narrows a grid
+    has fewer), in the first value's order, so that a table can put them side by side."""
+    keys = [(h["cell"], h["metric"]) for h in heads[0]]
+    common = [k for k in keys if all(any((h["cell"], h["metric"]) == k for h in hs) for hs in heads)]
+    return [[next(h for h in hs if (h["cell"], h["metric"]) == k) for k in common] for hs in heads]
+
+
+def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, comparison: pd.DataFrame,
+                claims: list[ClaimResult], reference_only: bool = False) -> list[dict]:
+    """For each open choice and each of its values: what it sets, how many cells it re-ran,
+    the headline numbers and every claim's verdict.  Marks, on the main claims, the ones
+    whose verdict depends on a choice (``depends_on``)."""
+    out = []
+    for sc in exp.cfg.experiment.sensitivity:
+        choice = str(sc.choice)
+        values = []
+        for label, sets in sc["values"].items():
+            label = str(label)
+            if label == sc.main:
+                v_summary, v_comp, v_claims = summary, comparison, claims
+                extra = 0
+            else:
+                var = exp.variants[(choice, label)]
+                v_summary = summarize(var, variant_trials(exp, trials, choice, label))
+                v_comp = compare_published(var, v_summary, reference_only)
+                v_claims = evaluate_claims(var, v_summary)
+                extra = sum(c.choice == choice and c.value == label for c in exp.sensitivity_cells)
+            head = _headline(exp if label == sc.main else exp.variants[(choice, label)], v_summary, v_comp)
+            diffs = [abs(h["mean"] - h["published_mean"]) for h in head
+                     if h["published_mean"] is not None and h["mean"] is not None and np.isfinite(h["mean"])]
+            values.append({
+                "value": label, "main": label == sc.main, "sets": OmegaConf.to_container(sets), "extra_cells": extra,
+                "headline": head,
+                "mean_abs_difference": float(np.mean(diffs)) if diffs else None,
+                "consistent": sum(h["verdict"] == "consistent" for h in head),
+                "compared": sum(h["verdict"] in ("consistent", "differs") for h in head),
+                "claims": [{"id": r.id, "verdict": r.verdict} for r in v_claims],
+            })
+        for v, h in zip(values, _align([v["headline"] for v in values])):
+            v["headline"] = h
+        flips = []
+        for i, r in enumerate(claims):
+            verdicts = {v["value"]: v["claims"][i]["verdict"] for v in values}
+            if len(set(verdicts.values())) > 1:
+                flips.append(r.id)
+                r.depends_on = (r.depends_on or []) + [{"choice": choice, "verdicts": verdicts}]
+        out.append({"choice": choice, "text": sc.text, "main": str(sc.main), "why": sc.why, "values": values,
+                    "flips": flips})
+    return out
 
 
 def claims_to_json(results: list[ClaimResult]) -> list[dict]:

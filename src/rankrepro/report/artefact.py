@@ -3,6 +3,7 @@ JSON record (table rows, published comparison, claims, provenance) that the repo
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Iterable
@@ -14,8 +15,8 @@ from .. import provenance
 from ..metrics import METRICS
 from ..pipeline.catalog import Experiment
 from ..pipeline.runner import atomic_write
-from .aggregate import (claims_to_json, compare_published, dumps, evaluate_claims, final_rows, significance_marks,
-                        summarize)
+from .aggregate import (claims_to_json, compare_published, dumps, evaluate_claims, final_rows, sensitivity,
+                        significance_marks, summarize)
 
 
 def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
@@ -79,6 +80,7 @@ def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame,
                 "source": None if p is None else p["source"],
                 "marks": (marks or {}).get((cell.id, metric), ""),
                 "published_marks": None if p is None else p.get("marks", ""),
+                "diagnosis": None if p is None else p.get("diagnosis"),
             })
     return rows
 
@@ -103,31 +105,85 @@ def size_text(exp: Experiment) -> str:
     }.get(exp.cfg.experiment.protocol, f"{n} trials, {T} training rounds, {exp.n_test} test examples")
 
 
-def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: str | None = None) -> str:
+def diagnosis_text(d: dict | None) -> str:
+    """One line: the kind, what explains the gap, and where the evidence is."""
+    if not d:
+        return ""
+    t = f"{d['kind']}" + (f" ({d['choice']})" if d.get("choice") else "") + f": {d['text']}"
+    return t + (f" [evidence: {d['evidence']}]" if d.get("evidence") else "")
+
+
+def needs_diagnosis(verdict: str | None) -> bool:
+    """A verdict that a reader needs explained: a published cell that differs, a claim not held
+    (inconclusive and held ones show a diagnosis too when one is configured)."""
+    return verdict in ("differs", "not held")
+
+
+def depends_text(c: dict) -> str:
+    return "; ".join(f"depends on {d['choice']}: " + ", ".join(f"{v} for {k}" for k, v in d["verdicts"].items())
+                     for d in c.get("depends_on") or [])
+
+
+def _fmt_num(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{x:.3f}"
+
+
+def sensitivity_markdown(sens: list[dict]) -> list[str]:
+    """The 'what moves the result' table: per choice and value, the headline numbers'
+    distance to the paper, the verdicts on them, and the claims whose verdict flips."""
+    if not sens:
+        return []
+    lines = ["## What moves the result (open protocol choices)", "",
+             "| choice | value | cells re-run | mean abs. difference to the paper | published cells consistent | claims held | verdicts that flip |",
+             "|---|---|---|---|---|---|---|"]
+    for s in sens:
+        for v in s["values"]:
+            held = sum(c["verdict"] == "held" for c in v["claims"])
+            comp = f"{v['consistent']} / {v['compared']}" if v["compared"] else "-"
+            flips = ", ".join(f"{cid}: {next(c['verdict'] for c in v['claims'] if c['id'] == cid)}" for cid in s["flips"])
+            lines.append(f"| {s['choice']} | {v['value']}{' (main)' if v['main'] else ''} | {v['extra_cells']} | "
+                         f"{_fmt_num(v['mean_abs_difference'])} | {comp} | {held} / {len(v['claims'])} | {flips or '-'} |")
+    lines.append("")
+    for s in sens:
+        lines.append(f"- **{s['choice']}**: {s['text']} Main run: {s['main']}, because {s['why']}")
+    lines.append("")
+    return lines
+
+
+def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: str | None = None,
+             sens: list[dict] | None = None) -> str:
     e = exp.cfg.experiment
     lines = [f"# {e.title}", "", f"Data: {data_label or dataset_label(exp)}.  Scale: {exp.scale} "
              f"({size_text(exp)}, root seed {e.seed}).",
              "", "Reproduced values are means over trials with 95% Student-t intervals; a published value is "
-             "*consistent* when its interval overlaps the reproduced one.", ""]
+             "*consistent* when its interval overlaps the reproduced one (on a substitute data set it is a "
+             "*reference*, not judged).", ""]
     for metric in e.metrics:
         mrows = [r for r in rows if r["metric"] == metric]
         if not mrows:
             continue
         at = f" (at round {mrows[0]['round']})" if METRICS[metric].curve else ""
-        lines += [f"## {metric}{at}", "", "| algorithm | reproduced | published | difference | verdict |",
-                  "|---|---|---|---|---|"]
+        lines += [f"## {metric}{at}", "", "| algorithm | reproduced | published | difference | verdict | diagnosis |",
+                  "|---|---|---|---|---|---|"]
         for r in mrows:
             pub = _pm(r["published_mean"], r["published_ci"]) if r["published_mean"] is not None else "-"
             pub += r.get("published_marks") or ""
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "-"
+            diag = diagnosis_text(r.get("diagnosis")) if r["verdict"] not in (None, "consistent") else ""
             lines.append(f"| {r['label']} | {_pm(r['mean'], r['ci'])}{r.get('marks', '')} | {pub} | {diff} | "
-                         f"{r['verdict'] or '-'} |")
+                         f"{r['verdict'] or '-'} | {diag.replace('|', '/')} |")
         lines.append("")
     if claims:
         lines += ["## Claims", ""]
         for c in claims:
-            lines.append(f"- **{c['verdict']}**: {c['text']}. {c['evidence']}")
+            extra = ""
+            if c.get("depends_on"):
+                extra += f" **{depends_text(c)}.**"
+            if c.get("diagnosis") and c["verdict"] != "held":
+                extra += f" *Diagnosis*: {diagnosis_text(c['diagnosis'])}."
+            lines.append(f"- **{c['verdict']}**: {c['text']}. {c['evidence']}{extra}")
         lines.append("")
+    lines += sensitivity_markdown(sens or [])
     if e.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in e.notes] + [""]
     return "\n".join(lines)
@@ -144,24 +200,32 @@ def _record_base(exp: Experiment) -> dict:
 
 def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out_csv: str | os.PathLike,
                    out_md: str | os.PathLike, out_json: str | os.PathLike, data: dict | None = None) -> dict:
-    trials = load_cells(cell_paths)
-    missing = {c.id for c in exp.cells} - set(trials["cell"].unique() if not trials.empty else [])
+    all_trials = load_cells(cell_paths)
+    missing = {c.id for c in exp.all_cells} - set(all_trials["cell"].unique() if not all_trials.empty else [])
     if missing:
         raise RuntimeError(f"{exp.name}: no results for cells {sorted(missing)}")
+    trials = all_trials[all_trials["cell"].isin([c.id for c in exp.cells])]
+    dataset = dataset_record(exp, data)
+    # on a substitute data set a published value is a reference: shown, not judged
+    reference_only = not dataset["original"]
     summary = summarize(exp, trials)
-    comparison = compare_published(exp, summary)
-    claims = claims_to_json(evaluate_claims(exp, summary))
+    comparison = compare_published(exp, summary, reference_only)
+    claim_results = evaluate_claims(exp, summary)
+    sens = sensitivity(exp, all_trials, summary, comparison, claim_results, reference_only)
+    claims = claims_to_json(claim_results)
     rows = table_rows(exp, summary, comparison, significance_marks(exp, trials))
     e = exp.cfg.experiment
     record = {
         **_record_base(exp), "status": "reproduced",
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
         "size": size_text(exp),
-        "dataset": dataset_record(exp, data), "table": rows, "claims": claims,
+        "dataset": dataset, "table": rows, "claims": claims, "sensitivity": sens,
         "cells": [{"id": c.id, "label": c.label, "estimator": c.estimator, "params": c.params} for c in exp.cells],
+        "sensitivity_cells": [{"id": c.id, "base": c.base, "choice": c.choice, "value": c.value, "params": c.params}
+                              for c in exp.sensitivity_cells],
     }
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
-    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"])))
+    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens)))
     atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
     return record
 

@@ -1,0 +1,200 @@
+"""Open protocol choices (sensitivity blocks), diagnoses, reference-only verdicts on
+substitute data and inconclusive claims."""
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from rankrepro.pipeline import ConfigError, load_experiment
+from rankrepro.pipeline.catalog import Cell, sensitivity_cell_id
+from rankrepro.pipeline.runner import run_cell
+from rankrepro.report.aggregate import compare_published, evaluate_claim, evaluate_claims, sensitivity, summarize
+
+from test_claims import base_means, claim, fake_trials
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def table1():
+    return load_experiment("harrington2003/table1", "smoke")
+
+
+def test_table1_declares_its_choices(table1):
+    """vote_output re-runs only the three vote ensembles (7 cells); at smoke scale both
+    training lengths are capped to the same 400 rounds, so training_rounds re-runs nothing."""
+    sc = {s.choice: s for s in table1.cfg.experiment.sensitivity}
+    assert set(sc) == {"vote_output", "training_rounds"}
+    ids = [c.id for c in table1.sensitivity_cells]
+    assert len(ids) == 7 and all(i.endswith("~vote_output=rank") for i in ids)
+    assert {c.algorithm for c in table1.sensitivity_cells} == {"oap_vp", "oap_bagg", "voted_prank"}
+    c = table1.cell("oap_vp-tau0.3~vote_output=rank")
+    var, base = table1.variant_of(c)
+    assert base.id == "oap_vp-tau0.3" and base.params["output"] == "rank"
+    assert table1.cell("oap_vp-tau0.3").params["output"] == "mean"
+    paper = load_experiment("harrington2003/table1", "paper")
+    assert paper.variants[("training_rounds", "5000")].n_train == 5000 and paper.n_train == 50000
+    assert sum(c.choice == "training_rounds" for c in paper.sensitivity_cells) == len(paper.cells)
+
+
+def test_sensitivity_cell_runs_on_the_main_cells_random_numbers(table1):
+    """A sensitivity cell whose value equals the main one gives the main cell's numbers bit
+    for bit: it draws the data and the algorithm's randomness from the main cell's seeds."""
+    exp = copy.copy(table1)
+    exp.variants = dict(table1.variants)
+    exp.variants[("same", "as_main")] = table1  # a value that changes nothing
+    base = table1.cell("oap_bagg-tau0.6")  # seeded: Bernoulli masks from the algorithm seed
+    sid = sensitivity_cell_id(base.id, "same", "as_main")
+    exp.sensitivity_cells = [Cell(sid, base.algorithm, base.estimator, base.label, base.params, base.swept,
+                                  base=base.id, choice="same", value="as_main")]
+    a = run_cell(exp, base.id)
+    b = run_cell(exp, sid)
+    assert (b["cell"] == sid).all()
+    pd.testing.assert_series_equal(a["value"], b["value"], check_exact=True)
+    # and a value that changes the output does change the test loss, on the same training runs
+    c = run_cell(table1, base.id + "~vote_output=rank")
+    online = lambda df: df[df["metric"] == "online_rank_loss"]["value"].to_numpy()  # noqa: E731
+    np.testing.assert_array_equal(online(a), online(c))
+    test = lambda df: df[df["metric"] == "test_rank_loss"]["value"].to_numpy()  # noqa: E731
+    assert not np.array_equal(test(a), test(c))
+
+
+def _with_sens_trials(exp, means, sens_means, sd=0.01):
+    main = fake_trials(exp, means, sd=sd)
+    rows = []
+    rng = np.random.default_rng(5)
+    for c in exp.sensitivity_cells:
+        for t in range(20):
+            rows.append((exp.paper, exp.artefact, c.id, c.algorithm, "{}", t, "test_rank_loss", None,
+                         sens_means.get(c.id, means[c.base]) + sd * rng.standard_normal()))
+    sens = pd.DataFrame(rows, columns=main.columns)
+    sens["round"] = sens["round"].astype("Int64")
+    return pd.concat([main, sens], ignore_index=True)
+
+
+def test_sensitivity_section_reports_each_value_and_the_flips(table1):
+    means = base_means(table1)
+    # under vote_output=rank, OAP-VP (tau = 0.3) beats OAP-BPM: the claim flips
+    trials = _with_sens_trials(table1, means, {"oap_vp-tau0.3~vote_output=rank": 0.05})
+    main_trials = trials[trials["cell"].isin([c.id for c in table1.cells])]
+    summary = summarize(table1, main_trials)
+    comp = compare_published(table1, summary)
+    claims = evaluate_claims(table1, summary)
+    sens = sensitivity(table1, trials, summary, comp, claims)
+    vo = next(s for s in sens if s["choice"] == "vote_output")
+    assert [v["value"] for v in vo["values"]] == ["mean", "rank"] and vo["main"] == "mean"
+    assert vo["values"][0]["main"] and vo["values"][1]["extra_cells"] == 7
+    assert vo["flips"] == ["bpm_lowest_each_tau"]
+    main_v = {c["id"]: c["verdict"] for c in vo["values"][0]["claims"]}
+    alt_v = {c["id"]: c["verdict"] for c in vo["values"][1]["claims"]}
+    assert main_v["bpm_lowest_each_tau"] == "held" and alt_v["bpm_lowest_each_tau"] == "not held"
+    c = next(r for r in claims if r.id == "bpm_lowest_each_tau")
+    assert c.depends_on == [{"choice": "vote_output", "verdicts": {"mean": "held", "rank": "not held"}}]
+    # headline: the published cells, with the alternative's value where it re-ran
+    h = {x["cell"]: x["mean"] for x in vo["values"][1]["headline"]}
+    assert h["oap_vp-tau0.3"] == pytest.approx(0.05, abs=0.02) and h["oap_bpm-tau0.3"] == pytest.approx(0.20, abs=0.02)
+    assert vo["values"][0]["mean_abs_difference"] is not None
+    # training_rounds re-ran nothing at smoke scale: the same numbers under both values
+    tr = next(s for s in sens if s["choice"] == "training_rounds")
+    assert tr["values"][0]["headline"] == tr["values"][1]["headline"] and tr["flips"] == []
+
+
+def test_a_value_may_narrow_a_grid():
+    """Crammer & Singer's Fig. 6: WH's eta is open; each constant alone is a value, and the
+    claims that pick 'the best WH' are re-evaluated on that constant, without re-running."""
+    exp = load_experiment("crammer_singer2005/fig6", "smoke")
+    assert exp.sensitivity_cells == []
+    var = exp.variants[("wh_eta", "0.05")]
+    assert [c.id for c in var.cells if c.algorithm == "widrow_hoff"] == ["widrow_hoff-eta0.05"]
+
+
+def test_substitute_data_gets_references_not_verdicts(table1):
+    s = summarize(table1, fake_trials(table1, base_means(table1)))
+    assert set(compare_published(table1, s)["verdict"]) <= {"consistent", "differs"}
+    assert set(compare_published(table1, s, reference_only=True)["verdict"]) == {"reference"}
+
+
+def test_overlapping_intervals_make_a_failed_claim_inconclusive(table1):
+    means = base_means(table1)
+    means["oap_vp-tau0.6"] = 0.205  # beats OAP-BPM tau = 0.6 (0.21) by less than the noise
+    s = summarize(table1, fake_trials(table1, means, sd=0.05))
+    r = evaluate_claim(table1, claim(table1, "bpm_lowest_each_tau"), s)
+    assert r.verdict == "inconclusive" and "overlap" in r.evidence
+    s = summarize(table1, fake_trials(table1, means, sd=0.0005))  # the same order, separated
+    assert evaluate_claim(table1, claim(table1, "bpm_lowest_each_tau"), s).verdict == "not held"
+
+
+# -------------------------------------------------------------------------------------
+# bad sensitivity blocks and diagnoses stop at load, naming the key
+# -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def scratch_config(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cfg") / "config"
+    shutil.copytree(ROOT / "config", d)
+    return d
+
+
+def _load_with(config_dir, edit):
+    p = config_dir / "experiment" / "harrington2003" / "table1.yaml"
+    orig = p.read_text()
+    doc = yaml.safe_load(orig)
+    edit(doc["experiment"])
+    p.write_text("# @package _global_\n" + yaml.safe_dump(doc, sort_keys=False))
+    try:
+        return load_experiment("harrington2003/table1", "smoke", config_dir=config_dir)
+    finally:
+        p.write_text(orig)
+
+
+def _sens(doc):
+    return doc["sensitivity"][0]
+
+
+@pytest.mark.parametrize("edit, key, words", [
+    (lambda e: _sens(e).update(main="nope"), "experiment.sensitivity[0].main", "not one of the values"),
+    (lambda e: _sens(e)["values"].update(mean={"algorithms.oap_vp.params.output": "rank"}),
+     "experiment.sensitivity[0].values.mean", "leave the main config unchanged"),
+    (lambda e: _sens(e)["values"].update(rank={"experiment.n_trainz": 5}),
+     "experiment.sensitivity[0].values.rank.experiment.n_trainz", "n_trainz"),
+    (lambda e: _sens(e)["values"].update(rank={"algorithms.oap_vp.params.output": "nearest"}),
+     "experiment.sensitivity[0].values.rank -> algorithms.oap_vp.params.output", "must be one of"),
+    (lambda e: _sens(e)["values"].update({"bad label": {}}), "experiment.sensitivity[0].values.bad label", "letters"),
+    (lambda e: _sens(e).update(values={"mean": {}}), "experiment.sensitivity[0].values", "at least two"),
+    (lambda e: e["sensitivity"].append(dict(_sens(e))), "experiment.sensitivity[2].choice", "duplicate"),
+    (lambda e: e["claims"][0].update(diagnosis={"kind": "bug", "text": "x"}),
+     "experiment.claims[0].diagnosis.kind", "must be one of"),
+    (lambda e: e["claims"][0].update(diagnosis={"kind": "open protocol choice", "text": "x", "choice": "ghost"}),
+     "experiment.claims[0].diagnosis.choice", "sensitivity choices"),
+    (lambda e: e["published"][0].update(diagnosis={"kind": "paper", "text": " "}),
+     "experiment.published[0].diagnosis.text", "say what"),
+])
+def test_bad_blocks_are_refused_naming_the_key(scratch_config, edit, key, words):
+    with pytest.raises(ConfigError) as ei:
+        _load_with(scratch_config, edit)
+    assert ei.value.key == key and words in str(ei.value)
+
+
+# -------------------------------------------------------------------------------------
+# the committed paper-scale records
+# -------------------------------------------------------------------------------------
+RECORDS = sorted((ROOT / "results").glob("*/*.json"))
+
+
+@pytest.mark.parametrize("path", RECORDS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_committed_disagreements_are_diagnosed(path):
+    """Every claim not held, and every published cell on original data that differs, carries a
+    diagnosis; a record on substitute data judges no published cell."""
+    rec = json.loads(path.read_text())
+    if rec.get("status") != "reproduced":
+        return
+    undiagnosed = [c["id"] for c in rec["claims"] if c["verdict"] == "not held" and not c.get("diagnosis")]
+    undiagnosed += [f"{t['label']} {t['metric']}" for t in rec["table"]
+                    if t["verdict"] == "differs" and not t.get("diagnosis")]
+    assert not undiagnosed, f"{rec['name']}: undiagnosed disagreements {undiagnosed}"
+    if not rec["dataset"]["original"]:
+        assert {t["verdict"] for t in rec["table"]} <= {None, "reference", "no result"}
