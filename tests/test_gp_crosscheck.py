@@ -284,3 +284,42 @@ def test_hyper_and_threshold_init_are_validated():
     for init in ("quantile", "uniform"):
         fit = GPModel(likelihood="ordinal", sigma0=1.0, em_iters=4, threshold_init=init).fit_predict(K, Y, train, test)
         assert np.all(np.diff(fit.thresholds, axis=1) > 0)
+
+
+def test_median_prediction_minimises_the_expected_absolute_error():
+    rng = np.random.default_rng(30)
+    mean, var = rng.normal(scale=1.5, size=200), rng.random(200) + 0.05
+    sigma = 0.4
+    sd = np.sqrt(sigma ** 2 + var)
+    P = np.stack([stats.norm.cdf((B5[k] - mean) / sd) - stats.norm.cdf((B5[k - 1] - mean) / sd)
+                  for k in range(1, 6)], axis=1)
+    ranks = np.arange(1, 6)
+    exp_abs = P @ np.abs(ranks[:, None] - ranks[None, :])  # E|k - y| for each candidate k
+    med = predict_ordinal(mean, var, B5, sigma, "median")
+    np.testing.assert_allclose(exp_abs[np.arange(200), med - 1], exp_abs.min(axis=1), atol=1e-12)
+    np.testing.assert_array_equal(predict_ordinal(mean, var, B5, sigma), np.argmax(P, axis=1) + 1)
+
+
+def test_collab_gp_task_and_kernel_options(tmp_path, monkeypatch):
+    from rankrepro.data import collab_gp as cg
+
+    rng = np.random.default_rng(31)
+    n_u, n_i = 60, 25
+    user = np.repeat(np.arange(n_u), n_i)
+    item = np.tile(np.arange(n_i), n_u)
+    keep = rng.random(user.size) < np.repeat(np.linspace(0.3, 1.0, n_u), n_i)
+    d = {"user": user[keep], "item": item[keep], "score": rng.integers(1, 6, keep.sum()).astype(float),
+         "scale": np.arange(1, 6)}
+    monkeypatch.setattr(cg, "load_cached", lambda path: d)
+    cg.collab_gp.cache_clear()
+    most = cg.collab_gp(data_path="x", min_item=1, min_user=1, n_tasks=10)
+    rnd = cg.collab_gp(data_path="x", min_item=1, min_user=1, n_tasks=10, tasks="random", task_min_ratings=10)
+    z = cg.collab_gp(data_path="x", min_item=1, min_user=1, n_tasks=10, kernel="zscore")
+    assert (most.Y > 0).mean() > (rnd.Y > 0).mean()       # the most active users are the densest tasks
+    assert np.allclose(np.diag(z.K), 1) and not np.allclose(z.K, most.K)
+    assert np.all(np.linalg.eigvalsh(z.K) > -1e-9)
+    with pytest.raises(ValueError, match="dataset.params.tasks"):
+        cg.collab_gp(data_path="x", tasks="all")
+    with pytest.raises(ValueError, match="task_min_ratings"):
+        cg.collab_gp(data_path="x", min_item=1, min_user=1, n_tasks=10, tasks="random", task_min_ratings=10 ** 6)
+    cg.collab_gp.cache_clear()
