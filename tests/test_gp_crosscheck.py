@@ -265,8 +265,8 @@ def test_unregularised_cgpr_em_has_no_finite_maximum_and_the_hyper_prior_gives_o
     J = [np.flatnonzero(r > 0) for r in Ytr]
     targets = [r[j] - r[j].mean() for r, j in zip(Ytr, J)]
     free, reg = [], []
-    s2_free = cgpr_em(CollabPrior.from_kernel(K, train), J, targets, 0.01, 40, 0.0, free)
-    s2_reg = cgpr_em(CollabPrior.from_kernel(K, train), J, targets, 0.01, 40, 0.0, reg, hyper=float(users))
+    s2_free = cgpr_em(CollabPrior.from_kernel(K, train), J, targets, 0.01, 25, 0.0, free)
+    s2_reg = cgpr_em(CollabPrior.from_kernel(K, train), J, targets, 0.01, 25, 0.0, reg, hyper=float(users))
     assert s2_free < 1e-3 < s2_reg
     assert free[0] < 0 < 100 < free[-1]
     assert abs(reg[-1] - reg[-2]) < 1e-3 * abs(reg[-1])   # settled
