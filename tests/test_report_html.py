@@ -126,8 +126,6 @@ def test_links_to_each_artefacts_files_resolve(tmp_path):
     assert page.count("data:image/png;base64,") == 1  # and the figure is still embedded
 
 
-@pytest.mark.xfail(strict=True, reason="committed outputs predate the fix of the not-run reason: passes once the lead "
-                                       "regenerates results/ (then remove this mark)")
 def test_committed_outputs_carry_no_absolute_path():
     """No path of the machine that built them (a not-run reason named the data mirror's)."""
     bad = re.compile(r"(?<![\w.:/])/(?:home|work|tmp|root|Users|mnt|srv|opt|scratch|data)/[\w.\-]+")
