@@ -40,9 +40,14 @@ def _planned(clone, *args) -> dict[str, int]:
 def clone(tmp_path_factory, repo_data):
     c = tmp_path_factory.mktemp("fresh") / "rankrepro"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(c)], check=True, timeout=300)
-    # the data as `make data` leaves them (made once for the suite, shared by link)
-    (c / "data" / "raw").symlink_to(repo_data / "raw", target_is_directory=True)
-    (c / "data" / "processed").symlink_to(repo_data / "processed", target_is_directory=True)
+    # the data as `make data` leaves them in the clone (fetched from the mirror, or copied
+    # from the suite's own data/raw when no mirror is set)
+    env = _env()
+    if "RANKREPRO_DATA_MIRROR" not in env:
+        env["RANKREPRO_DATA_MIRROR"] = str(repo_data / "raw")
+    r = subprocess.run([str(SNAKEMAKE), "--cores", "2", "data"], cwd=c, env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
     return c
 
 
