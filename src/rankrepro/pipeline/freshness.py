@@ -77,11 +77,16 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
         if name not in used:
             continue
         data_id = data_identity(used[name], root)
-        exp_current = data_id is not None  # else the data are made in this run, and all after them rerun
+        if data_id is None:
+            # the data are not made yet (e.g. `make data` is what runs now): nothing to compare
+            # with, and nothing is removed; the next run compares once they exist
+            all_current = False
+            continue
+        exp_current = True
         for c in exp.all_cells:
             fp = root / fingerprint_path(prefix, exp, c.id)
             out = root / f"{prefix}results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet"
-            if data_id is not None and out.is_file() and fp.is_file() and fp.read_text() == fingerprint_text(exp, c.id, data_id):
+            if out.is_file() and fp.is_file() and fp.read_text() == fingerprint_text(exp, c.id, data_id):
                 _touch([out, fp], later)
                 counts["current"] += 1
             else:
