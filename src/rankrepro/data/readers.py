@@ -56,7 +56,7 @@ STRUCTURE_POLICY = (
     "any fault is an error naming file:line (none was found in the official files, so nothing is dropped, "
     "kept or merged)")
 
-_INT_RE = re.compile(r"[+-]?[0-9]{1,19}")
+_INT_RE = re.compile(r"[+-]?[0-9]+")
 _NUM_RE = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]{1,3})?")
 
 
@@ -73,6 +73,8 @@ def _int(path, i, tok, what, lo: int = -(2**62), hi: int = 2**62) -> int:
     t = tok.strip()
     if not _INT_RE.fullmatch(t):
         raise ReaderError(path, i, f"{what} {tok[:40]!r} is not an integer")
+    if len(t) > 24:  # beyond any bound used here (and int() refuses over 4,300 digits)
+        raise ReaderError(path, i, f"{what} {t[:24]}... ({len(t)} digits) outside {lo}..{hi}")
     v = int(t)
     if not lo <= v <= hi:
         raise ReaderError(path, i, f"{what} {v} outside {lo}..{hi}")
@@ -104,9 +106,11 @@ class _Structure:
         self.block, self.block_line = None, 0
 
     def unique(self, i: int, key, label: str | None = None) -> None:
-        first = self.seen.setdefault(key, i)
-        if first != i:
-            raise ReaderError(self.path, i, f"duplicate {label or self.what} {key}: first at line {first}")
+        first = self.seen.get(key)
+        if first is not None:
+            where = "earlier on the same line" if first == i else f"first at line {first}"
+            raise ReaderError(self.path, i, f"duplicate {label or self.what} {key}: {where}")
+        self.seen[key] = i
 
     def contiguous(self, i: int, q) -> None:
         if q == self.block:
@@ -188,23 +192,104 @@ def read_movielens_1m(path) -> Ratings:
     return _ratings(path, rows, scale, None)
 
 
+_MI = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 9: "f8", 12: "i8", 13: "u8"}
+_MX = {6: "f8", 7: "f4", 8: "i1", 9: "u1", 10: "i2", 11: "u2", 12: "i4", 13: "u4", 14: "i8", 15: "u8"}
+_MAT_MAX_BYTES = 2**31  # a compressed element may not inflate beyond this (a zip bomb is refused)
+
+
+def read_mat_numeric(path) -> dict[str, np.ndarray]:
+    """The real numeric 2-D matrices of a MATLAB v5 file (``-v6``/``-v7``, compressed or not),
+    by name; other variables (text, cells, structs, sparse, complex) are skipped.
+
+    Written out, rather than :func:`scipy.io.loadmat`, because a corrupted file can make
+    scipy's compiled reader crash the process (a segmentation fault on about 2% of files with
+    a few bytes zeroed); every length here is checked against the bytes that are there.
+    """
+    import struct
+    import zlib
+
+    p = Path(path)
+    if not p.is_file():
+        raise ReaderError(p, 0, "no such file")
+    buf = p.read_bytes()
+    if len(buf) < 128 or buf[126:128] not in (b"IM", b"MI") or not buf.startswith(b"MATLAB 5.0 MAT-file"):
+        raise ReaderError(path, 0, "not a MATLAB 5.0 MAT-file (no v5 header: a v4 or v7.3/HDF5 file, or not MATLAB at all)")
+    end = "<" if buf[126:128] == b"IM" else ">"
+
+    def bad(msg):
+        return ReaderError(path, 0, f"not a readable MATLAB file ({msg})")
+
+    def element(b: bytes, off: int) -> tuple[int, bytes, int]:
+        """(type, data, offset of the next element) of the data element at ``off``."""
+        if off + 8 > len(b):
+            raise bad(f"element tag cut at byte {off}")
+        t, n = struct.unpack(end + "II", b[off:off + 8])
+        if t >> 16:  # small data element: 2-byte length, 2-byte type, data in the tag's last 4 bytes
+            n, t = t >> 16, t & 0xFFFF
+            if n > 4:
+                raise bad(f"small element of {n} bytes at byte {off}")
+            return t, b[off + 4:off + 4 + n], off + 8
+        if off + 8 + n > len(b):
+            raise bad(f"element at byte {off} claims {n} bytes, {len(b) - off - 8} remain")
+        nxt = off + 8 + n
+        return t, b[off + 8:nxt], (nxt if t == 15 else nxt + (-nxt) % 8)
+
+    def matrix(b: bytes):
+        t, flags, off = element(b, 0)
+        if t != 6 or len(flags) != 8:
+            raise bad("array flags missing")
+        cls = struct.unpack(end + "I", flags[:4])[0]
+        is_complex, cls = bool(cls & 0x0800), cls & 0xFF
+        t, dims, off = element(b, off)
+        if t != 5 or not dims or len(dims) % 4:
+            raise bad("dimensions missing")
+        dims = struct.unpack(end + f"{len(dims) // 4}i", dims)
+        t, name, off = element(b, off)
+        if t != 1:
+            raise bad("array name missing")
+        name = name.decode("latin-1")
+        if cls not in _MX or is_complex or len(dims) != 2 or min(dims) < 0:
+            return name, None
+        t, data, off = element(b, off)
+        if t not in _MI:
+            raise bad(f"variable {name!r}: data of unknown type {t}")
+        itemsize = int(_MI[t][1])
+        if len(data) != dims[0] * dims[1] * itemsize:
+            raise bad(f"variable {name!r}: {len(data)} bytes for a {dims[0]}x{dims[1]} matrix")
+        a = np.frombuffer(data, dtype=end + _MI[t]).astype(_MX[cls]).reshape(dims, order="F")
+        return name, a
+
+    out: dict[str, np.ndarray] = {}
+    off = 128
+    while off < len(buf):
+        t, data, off = element(buf, off)
+        if t == 15:
+            z = zlib.decompressobj()
+            try:
+                data = z.decompress(data, _MAT_MAX_BYTES)
+            except zlib.error as e:
+                raise bad(f"compressed element: {e}") from None
+            if z.unconsumed_tail:
+                raise bad(f"a compressed element inflates beyond {_MAT_MAX_BYTES} bytes")
+            t, data, _ = element(data, 0)
+        if t != 14:
+            raise bad(f"top-level element of type {t}, expected a matrix")
+        name, a = matrix(data)
+        if a is not None:
+            out[name] = a
+    return out
+
+
 def read_movielens_bpmf(path) -> Ratings:
     """The BPMF ``moviedata.mat``: train_vec then probe_vec, in file order, no timestamps."""
-    from scipy.io import loadmat
-
-    try:
-        m = loadmat(path)
-    except Exception as e:  # scipy raises many types (ValueError, TypeError, struct.error, ...) on a bad file
-        raise ReaderError(path, 0, f"not a readable MATLAB file ({type(e).__name__}: {str(e)[:200]})") from None
+    m = read_mat_numeric(path)
     parts = []
     for key in ("train_vec", "probe_vec"):
         if key not in m:
-            raise ReaderError(path, 0, f"variable {key!r} missing")
+            raise ReaderError(path, 0, f"numeric matrix {key!r} missing")
         a = np.asarray(m[key])
         if a.ndim != 2 or a.shape[1] != 3:
             raise ReaderError(path, 0, f"{key} must have 3 columns (user, movie, rating), has shape {a.shape}")
-        if not (np.issubdtype(a.dtype, np.integer) or np.issubdtype(a.dtype, np.floating)):
-            raise ReaderError(path, 0, f"{key} must hold numbers, holds {a.dtype}")
         with np.errstate(invalid="ignore"):
             bad = np.flatnonzero(~np.all(np.isfinite(a) & (a == np.round(a)) & (a >= 1) & (a <= ID_MAX), axis=1))
         if bad.size:
