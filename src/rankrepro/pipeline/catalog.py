@@ -536,6 +536,7 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
             for j, sel in enumerate(panel.select):
                 _check_selector(name, f"experiment.figure.panels[{i}].select[{j}]", OmegaConf.to_container(sel), cells)
 
+    _validate_cross_fields(name, cfg, cells)
     cap = lambda v, m: v if m is None else min(v, m)  # noqa: E731
     return Experiment(
         name=name, scale=scale, cfg=cfg, cells=cells,
@@ -543,6 +544,179 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
         n_test=cap(e.n_test, s.max_test), curve_points=s.curve_points or e.curve_points, max_steps=s.max_steps,
         max_users=s.max_users,
     )
+
+
+# -------------------------------------------------------------------------------------
+# cross-field checks: values that parse but cannot run or cannot be evaluated
+# -------------------------------------------------------------------------------------
+SEED_MAX = 2**63 - 1  # seeds are recorded as int64 with the results
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _validate_cross_fields(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
+    """What the schema and the per-key ranges cannot see: builder parameters (each builder's
+    declared constraint table), sizes against the data set, published values and claims
+    against the cells the sweep makes, figure options against matplotlib."""
+    _validate_dataset(name, cfg)
+    _validate_published(name, cfg, cells)
+    _validate_claims(name, cfg, cells)
+    _validate_figure(name, cfg)
+
+
+def _validate_dataset(name: str, cfg: DictConfig) -> None:
+    from ..data.builders import PARAM_CONSTRAINTS, n_ranks_of, size_limit
+
+    e, d = cfg.experiment, cfg.dataset
+    _require(name, "experiment.seed", e.seed <= SEED_MAX, f"must be in 0..2^63-1, got {e.seed}")
+    params = OmegaConf.to_container(d.params)
+    for k, (ok, allowed) in PARAM_CONSTRAINTS.get(d.builder, {}).items():
+        if k in params:
+            _require(name, f"dataset.params.{k}", ok(params[k]), f"must be {allowed}, got {params[k]!r}")
+    k = n_ranks_of(d.builder, params)
+    if k is not None:
+        why = "len(thresholds) + 1" if d.builder == "synthetic_hgo" else f"what '{d.builder}' produces"
+        _require(name, "dataset.n_ranks", d.n_ranks == k, f"must equal {why} = {k}, got {d.n_ranks}")
+    if d.source is not None and e.protocol not in ("letor", "ranked_list"):
+        from ..data.registry import REGISTRY as DATA_REGISTRY
+
+        lim = size_limit(d.builder, params, dict(DATA_REGISTRY[d.source].stats))
+        if lim is not None:
+            for key in ("n_test", "n_train"):
+                _require(name, f"experiment.{key}", e.n_train + e.n_test <= lim[0],
+                         f"n_train + n_test = {e.n_train} + {e.n_test} exceeds {lim[0]:,}: {lim[1]}")
+
+
+def _is_curve(metric: str) -> bool:
+    from ..metrics import METRICS
+
+    return METRICS[metric].curve
+
+
+def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
+    e = cfg.experiment
+    for i, p in enumerate(e.published):
+        key = f"experiment.published[{i}]"
+        _require(name, f"{key}.mean", _finite(p.mean), f"must be a finite number, got {p.mean}")
+        _require(name, f"{key}.ci", p.ci is None or (_finite(p.ci) and p.ci >= 0),
+                 f"the 95% half-width must be a finite number >= 0 (or null), got {p.ci}")
+        if p.round is not None:
+            _require(name, f"{key}.round", _is_curve(p.metric),
+                     f"'{p.metric}' is one number per trial, not a curve: remove 'round'")
+            _check_round(name, f"{key}.round", cfg, p.round)
+        _check_selector_values(name, f"{key}.select", OmegaConf.to_container(p.select), cells)
+
+
+def _check_round(name: str, key: str, cfg: DictConfig, r: int) -> None:
+    e = cfg.experiment
+    _require(name, key, r >= 1, f"rounds start at 1, got {r}")
+    if e.protocol == "online":
+        _require(name, key, r <= e.n_train, f"round {r} is beyond the {e.n_train} rounds of the run (experiment.n_train)")
+
+
+def _check_selector_values(name: str, key: str, selector: dict[str, Any], cells: list[Cell]) -> None:
+    """Every value a selector lists names something a cell has (a list that names one
+    algorithm too many would otherwise be ignored)."""
+    for k, want in selector.items():
+        if k == "best":
+            _require(name, f"{key}.best", isinstance(want, bool), f"must be true or false, got {want!r}")
+            continue
+        wants = list(want) if isinstance(want, (list, tuple)) else [want]
+        attr = {"algorithm": lambda c: [c.algorithm], "cell": lambda c: [c.id], "estimator": lambda c: [c.estimator]}
+        have = [v for c in cells for v in (attr[k](c) if k in attr else ([c.params[k]] if k in c.params else []))]
+        for w in wants:
+            _require(name, f"{key}.{k}", any(_equal(h, w) for h in have),
+                     f"no cell has {k}={w!r} (cells have: {', '.join(sorted({_fmt(h) for h in have}))})")
+
+
+CLAIM_KINDS = ("less", "monotone", "argmin", "spread", "falls", "levels")
+
+
+def _validate_claims(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
+    e = cfg.experiment
+    ids: dict[str, int] = {}
+    for i, c in enumerate(e.claims):
+        key = f"experiment.claims[{i}]"
+        _require(name, f"{key}.id", c.id not in ids, f"duplicate claim id '{c.id}' (also claims[{ids.get(c.id)}])")
+        ids[c.id] = i
+        if c.kind not in CLAIM_KINDS:
+            continue  # reported by _validate
+        curve = _is_curve(c.metric)
+        if c.rounds is not None:
+            _require(name, f"{key}.rounds", curve, f"'{c.metric}' is one number per trial, not a curve: remove 'rounds'")
+            _require(name, f"{key}.rounds", len(c.rounds) == 2, f"must be [first, last] (null: open), got {list(c.rounds)}")
+            for j, r in enumerate(c.rounds):
+                if r is not None:
+                    _check_round(name, f"{key}.rounds[{j}]", cfg, r)
+            lo, hi = c.rounds
+            _require(name, f"{key}.rounds", lo is None or hi is None or lo < hi,
+                     f"first round {lo} must come before last round {hi}")
+        if c.kind in ("falls", "levels"):
+            _require(name, f"{key}.metric", curve, f"a {c.kind} claim compares two rounds of a curve; "
+                                                   f"'{c.metric}' is one number per trial")
+        _require(name, f"{key}.factor", _finite(c.factor) and c.factor > 0, f"must be a finite number > 0, got {c.factor}")
+        _require(name, f"{key}.factor", c.factor == 1.0 or c.kind == "less", "only a 'less' claim takes a factor")
+        if c.expect is not None:
+            _require(name, f"{key}.expect", _finite(c.expect), f"must be a finite number, got {c.expect}")
+        lhs_sel = OmegaConf.to_container(c.lhs)
+        _check_selector_values(name, f"{key}.lhs", lhs_sel, cells)
+        lhs = select(cells, lhs_sel)
+        params = {p for x in cells for p in x.params}
+        for j, m in enumerate(c.match):
+            _require(name, f"{key}.match[{j}]", m in params, f"'{m}' is not a hyperparameter of any cell")
+        if c.kind == "less":
+            rhs_sel = OmegaConf.to_container(c.rhs)
+            _check_selector_values(name, f"{key}.rhs", rhs_sel, cells)
+            rhs = select(cells, rhs_sel)
+            pairs = [(a, b) for a in lhs for b in rhs if a.id != b.id
+                     and all(a.params.get(m) is None or b.params.get(m) is None or _equal(a.params[m], b.params[m])
+                             for m in c.match)]
+            _require(name, f"{key}.rhs", bool(pairs), "no lhs cell can be compared with an rhs cell (same cell, or "
+                                                      "no pair agrees on 'match')")
+        if c.kind in ("argmin", "spread"):
+            _require(name, f"{key}.lhs", len(lhs) >= 2, f"a {c.kind} claim needs at least two cells, lhs selects {len(lhs)}")
+        if c.kind in ("argmin", "monotone") and c.over is not None:
+            vals = [x.params[c.over] for x in lhs if c.over in x.params]
+            _require(name, f"{key}.over", len({_fmt(v) for v in vals}) >= 2,
+                     f"'{c.over}' must take at least two values among the lhs cells (has: "
+                     f"{', '.join(sorted({_fmt(v) for v in vals})) or 'none'})")
+            if c.kind == "argmin" and c.expect is not None:
+                _require(name, f"{key}.expect", any(_equal(v, c.expect) for v in vals),
+                         f"{c.over}={c.expect:g} is not among the lhs cells' values "
+                         f"({', '.join(sorted({_fmt(v) for v in vals}))})")
+
+
+def _validate_figure(name: str, cfg: DictConfig) -> None:
+    fig = cfg.experiment.figure
+    styles = [(f"algorithms.{k}", a) for k, a in cfg.algorithms.items()]
+    if fig is None and all(a.color is None and a.marker is None and a.linestyle == "-" for _, a in styles):
+        return
+    import matplotlib.colors as mcolors
+    import matplotlib.lines as mlines
+    import matplotlib.scale as mscale
+
+    if fig is not None:
+        scales = mscale.get_scale_names()
+        _require(name, "experiment.figure.xscale", fig.xscale in scales,
+                 f"'{fig.xscale}' is not a matplotlib scale ({', '.join(scales)})")
+        if fig.ylim is not None:
+            lim = list(fig.ylim)
+            _require(name, "experiment.figure.ylim", len(lim) == 2 and all(_finite(v) for v in lim) and lim[0] < lim[1],
+                     f"must be [low, high] with finite low < high, got {lim}")
+    for key, a in styles:
+        if a.color is not None:
+            _require(name, f"{key}.color", mcolors.is_color_like(a.color), f"'{a.color}' is not a matplotlib colour")
+        for attr in ("marker", "linestyle"):
+            v = a[attr]
+            if v is None:
+                continue
+            try:
+                mlines.Line2D([], [], **{attr: v})
+            except (ValueError, TypeError) as err:
+                raise ConfigError(name, f"{key}.{attr}", f"{v!r} is not a matplotlib {attr}: "
+                                                         f"{str(err).splitlines()[0][:120]}") from None
 
 
 def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:
