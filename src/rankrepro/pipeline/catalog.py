@@ -278,6 +278,7 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
                                               f"(known: {', '.join(list_experiments(root))})")
     if scale not in list_scales(root):
         raise ConfigError(name, "scale", f"unknown scale '{scale}' (known: {', '.join(list_scales(root))})")
+    cfg = None
     try:
         cfg = _compose(root, name, scale, list(overrides))
         OmegaConf.resolve(cfg)
@@ -286,7 +287,7 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
         checked = OmegaConf.merge(OmegaConf.structured(RootCfg), OmegaConf.to_container(cfg))
         OmegaConf.to_container(checked, throw_on_missing=True)
     except Exception as e:  # Hydra wraps the OmegaConf error that names the key
-        raise _config_error(name, e) from None
+        raise _config_error(name, e, root, cfg) from None
     exp = _validate(name, scale, cfg)
     _add_sensitivity(exp)
     return exp
@@ -377,19 +378,147 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None) -> No
                          f"'{d.choice}' is not a sensitivity choice of this experiment ({', '.join(choices) or 'none'})")
 
 
-def _config_error(name: str, exc: BaseException) -> ConfigError:
+def _config_error(name: str, exc: BaseException, root: Path | None = None, cfg: DictConfig | None = None) -> ConfigError:
     """The most precise description in an exception chain: the key and the first line
-    of the OmegaConf message, with the config file Hydra was composing."""
+    of the OmegaConf message, with the config file Hydra was composing.  YAML syntax errors
+    (a duplicate key, a malformed line) name the key at the line YAML points to; an
+    interpolation that cannot resolve names the key holding it."""
     where = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     e: BaseException | None = exc
     while e is not None:
         if isinstance(e, OmegaConfBaseException) and getattr(e, "full_key", None):
             msg = str(e).splitlines()[0]
-            if where.startswith("In '"):
-                msg = f"{msg} ({where.split(':')[0]})"
-            return ConfigError(name, str(e.full_key), msg)
+            key = str(e.full_key)
+            m = re.match(r"In '([^']+)'", where)
+            if m:
+                msg = f"{msg} ({m.group(1)})"
+                if "." not in key and "[" not in key and root is not None:  # relative to a list element
+                    key = _yaml_key_of_value(root / f"{m.group(1)}.yaml", key, getattr(e, "msg", "") or str(e)) or key
+            return ConfigError(name, key, msg)
+        if _is_yaml_error(e):
+            return _yaml_error(name, e)
+        if type(e).__name__ in ("InterpolationResolutionError", "InterpolationKeyError",
+                                "UnsupportedInterpolationType", "GrammarParseError") and cfg is not None:
+            key = _failing_interpolation(cfg)
+            if key:
+                return ConfigError(name, key, str(e).splitlines()[0])
         e = e.__cause__ or e.__context__
     return ConfigError(name, "defaults", where)
+
+
+def _is_yaml_error(e: BaseException) -> bool:
+    import yaml
+
+    return isinstance(e, yaml.MarkedYAMLError)
+
+
+def _yaml_error(name: str, e: BaseException) -> ConfigError:
+    """A YAML syntax error: the key at the line it points to (the duplicate key itself, or
+    the start of the construct that is malformed), with file:line."""
+    problem = str(getattr(e, "problem", "") or "")
+    mark = e.problem_mark if "duplicate key" in problem or e.context_mark is None else e.context_mark
+    path = Path(mark.name)
+    key = _yaml_key_at(path, mark.line) if path.is_file() else None
+    text = f"{path.name}:{mark.line + 1}: {' '.join(str(e.context or '').split())} {problem}".strip()
+    return ConfigError(name, key or f"{path.name}:{mark.line + 1}", f"invalid YAML ({text})")
+
+
+_YAML_KEY = re.compile(r"^(\s*)(-\s+)?([^\s#:{}\[\],-][^:#{}\[\],]*?)\s*:(\s|$)")
+
+
+def _yaml_key_at(path: Path, line: int) -> str | None:
+    """The dotted key of block-style YAML at a 0-based line (list items as [i]); None when
+    the line holds no key."""
+    lines = path.read_text(errors="replace").splitlines()
+    if not 0 <= line < len(lines):
+        return None
+    raw = lines[line]
+    m = _YAML_KEY.match(raw)
+    cur = len(raw) - len(raw.lstrip())
+    if m:
+        parts = [m.group(3).strip()]
+        if m.group(2):
+            parts.append(f"[{_item_index(lines, line, cur)}]")
+    elif raw.lstrip().startswith("- "):  # a flow item: "- {key: value, ...}"
+        parts = [f"[{_item_index(lines, line, cur)}]"]
+    else:
+        return None
+    for j in range(line - 1, -1, -1):
+        r = lines[j]
+        if not r.strip() or r.lstrip().startswith("#"):
+            continue
+        ind = len(r) - len(r.lstrip())
+        if ind >= cur:
+            continue
+        mm = _YAML_KEY.match(r)
+        if r.lstrip().startswith("- "):
+            parts.append(f"[{_item_index(lines, j, ind)}]")
+        elif mm:
+            parts.append(mm.group(3).strip())
+        else:
+            continue
+        cur = ind
+        if ind == 0:
+            break
+    out = ""
+    for p in reversed(parts):
+        out += p if (p.startswith("[") or not out) else "." + p
+    return out
+
+
+def _item_index(lines: list[str], j: int, ind: int) -> int:
+    """How many list items at this indentation come before line j (same list)."""
+    n = 0
+    for k in range(j - 1, -1, -1):
+        raw = lines[k]
+        if not raw.strip() or raw.lstrip().startswith("#"):
+            continue
+        i = len(raw) - len(raw.lstrip())
+        if i < ind:
+            break
+        if i == ind and raw.lstrip().startswith("- "):
+            n += 1
+        elif i == ind:
+            break
+    return n
+
+
+def _yaml_key_of_value(path: Path, key: str, msg: str) -> str | None:
+    """The full key of ``key: <value>`` on a line of ``path`` (the value quoted in an
+    OmegaConf message), e.g. 'mean' inside the first published entry."""
+    if not path.is_file():
+        return None
+    m = re.search(r"Value '([^']*)'", msg)
+    pat = re.compile(rf"(^|[\s{{,]){re.escape(key)}\s*:\s*{re.escape(m.group(1)) if m else ''}")
+    for i, line in enumerate(path.read_text(errors="replace").splitlines()):
+        if pat.search(line):
+            outer = _yaml_key_at(path, i)
+            if outer is None:
+                return None
+            return outer if outer.endswith(f".{key}") or outer == key else f"{outer}.{key}"
+    return None
+
+
+def _failing_interpolation(cfg: DictConfig) -> str | None:
+    """The first key whose ${...} interpolation does not resolve."""
+    raw = OmegaConf.to_container(cfg, resolve=False)
+
+    def walk(node, prefix):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                yield from walk(v, f"{prefix}.{k}" if prefix else str(k))
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                yield from walk(v, f"{prefix}[{i}]")
+        elif isinstance(node, str) and "${" in node:
+            yield prefix
+
+    for key in walk(raw, ""):
+        try:
+            OmegaConf.select(cfg, key, throw_on_missing=True)
+        except Exception:
+            return key
+    return None
 
 
 def _require(name: str, key: str, ok: bool, message: str) -> None:
