@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 CORES  ?= all
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install reproduce smoke test browser bench lint clean-smoke data data-status
+.PHONY: install reproduce report smoke test browser bench lint clean-smoke data data-status
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ install: $(STAMP)
 reproduce: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) data
 	$(VENV)/bin/snakemake --cores $(CORES) $(if $(FORCE),--forcerun run_cell run_all_cells aggregate figure report --config force=true,)
+
+## the report again from the committed records and figures, in seconds (nothing recomputed)
+report: $(STAMP)
+	$(PY) -c "from rankrepro.report.html import rebuild_report; print(rebuild_report())"
 
 ## every artefact tiny, end to end (outputs in runs/smoke/)
 smoke: $(STAMP)

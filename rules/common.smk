@@ -1,4 +1,5 @@
 # Shared helpers: the catalog, data availability, output locations and input functions.
+import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -72,7 +73,9 @@ def cell_files(wildcards):
         return []
     if BATCH:
         return [out(f"results/{exp.paper}/{exp.artefact}/all_cells.parquet")]
-    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet") for c in exp.all_cells]
+    # the fingerprint files too: a cell whose fingerprint was removed (stale) is rerun
+    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.{ext}") for c in exp.all_cells
+            for ext in ("parquet", "fingerprint")]
 
 
 def cell_data(wildcards):
@@ -90,13 +93,23 @@ def experiment_fingerprint(wildcards):
     return config_fingerprint(experiment_of(wildcards))
 
 
+# `snakemake --report` documents what has been made: an output not made yet (an experiment
+# not run, a figure not drawn) is left out of its DAG, instead of failing the whole report
+# with "marked for report but does not exist" (Snakemake tells the Snakefile nothing else)
+REPORTING = any(a == "--report" or a.startswith("--report=") for a in sys.argv[1:])
+
+
+def made(paths):
+    return [p for p in paths if Path(p).exists()] if REPORTING else paths
+
+
 def records():
-    return [out(f"results/{e.paper}/{e.artefact}.json") for e in CATALOG.values()]
+    return made([out(f"results/{e.paper}/{e.artefact}.json") for e in CATALOG.values()])
 
 
 def figures():
-    return [out(f"figures/{e.paper}/{e.artefact}.png") for e in CATALOG.values()
-            if e.cfg.experiment.figure is not None and runnable(e)]
+    return made([out(f"figures/{e.paper}/{e.artefact}.png") for e in CATALOG.values()
+                 if e.cfg.experiment.figure is not None and runnable(e)])
 
 
 def preprocess_options(wildcards):
@@ -108,7 +121,7 @@ def data_outputs():
 
 
 def all_outputs():
-    return [out("results/report/index.html"), *records(), *figures(), *data_outputs()]
+    return [*made([out("results/report/index.html")]), *records(), *figures(), *data_outputs()]
 
 
 def remove_stale_temporaries():

@@ -2,5 +2,6 @@
 from rankrepro.pipeline.jobs import job_aggregate
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
-job_aggregate(sm.params.experiment, sm.params.scale, sm.params.config_dir, list(sm.input.cells),
+job_aggregate(sm.params.experiment, sm.params.scale, sm.params.config_dir,
+              [p for p in sm.input.cells if p.endswith(".parquet")],
               sm.output.csv, sm.output.md, sm.output.json, status=dict(sm.params.status))

@@ -38,3 +38,22 @@ def separable_stream(rng, n, d, k, gamma, nonneg=False):
         X.append(x)
         y.append(1 + int(np.sum(s > b)))
     return np.array(X), np.array(y), w, b
+
+
+@pytest.fixture(scope="session")
+def repo_data():
+    """The repository's data/ with every data set that can be had fetched, verified and
+    preprocessed (from $RANKREPRO_DATA_MIRROR, else ../shared/datasets beside the checkout,
+    as CI has it).  Runs the workflow's own `data` target once; quick when already done."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    mirror = ROOT.parent / "shared" / "datasets"
+    if "RANKREPRO_DATA_MIRROR" not in env and mirror.is_dir():
+        env["RANKREPRO_DATA_MIRROR"] = str(mirror)
+    snakemake = Path(sys.executable).parent / "snakemake"
+    r = subprocess.run([str(snakemake), "--cores", "2", "--nolock", "data"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return ROOT / "data"

@@ -1,320 +1,284 @@
-"""Invalid configs, one edit each: every one refused when it loads, before any job, by a
-ConfigError naming the real key (never 'defaults') and what is allowed.
+"""Table-driven: every invalid config stops at load, naming the real key, before any job.
 
-Value edits are applied to a composed experiment and loaded through ``load_resolved`` (the path
-every job takes; it runs the same validation as ``load_experiment``, which the workflow calls
-when it starts); edits of the YAML text itself (syntax, interpolation, types) go through
-``load_experiment`` on a scratch copy of config/.
+Two paths, both through the loader's own code:
+
+* ``DIRECT`` cases change one value of an experiment as composed at smoke scale (composed
+  once per experiment and cached) and run the loader's validation (``catalog._validate``)
+  on the copy: the value passes the structured schema (its type is right) and must be
+  refused by a range or cross-field check.  ``test_direct_cases_agree_with_overrides``
+  checks on a sample that a Hydra override of the same value gives the same key;
+* ``COMPOSED`` cases go through :func:`load_experiment` itself: wrong types, YAML syntax
+  errors and duplicate keys in an edited file, unresolvable interpolations.
 """
-
 from __future__ import annotations
 
+import copy
+import functools
 import math
-import re
 import shutil
+from pathlib import Path
 
 import pytest
-import yaml
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
-from rankrepro.pipeline.catalog import ConfigError, load_experiment, load_resolved
+from rankrepro.pipeline import ConfigError, load_experiment
+from rankrepro.pipeline import catalog as C
 
-from conftest import ROOT
+CONFIG = Path(__file__).resolve().parents[1] / "config"
 
-T1, FIG6, CF, EM, F7, YU, T5, FIG4 = ("harrington2003/table1", "crammer_singer2005/fig6",
-                                      "harrington2003/table2_cystic_fibrosis", "harrington2003/table2_eachmovie",
-                                      "crammer_singer2005/fig7_min100", "yu2006/tables", "elsas2008/table5",
-                                      "shivaswamy2012/fig4")
-
-
-@pytest.fixture(scope="module")
-def composed():
-    """Each base experiment composed once (smoke scale) as a plain dict."""
-    out = {}
-    for n in (T1, FIG6, CF, EM, F7, YU, T5, FIG4):
-        out[n] = OmegaConf.to_container(load_experiment(n, "smoke", config_dir=ROOT / "config").cfg)
-    return out
+T1 = "harrington2003/table1"
+F2 = "harrington2003/fig2"
+CF = "harrington2003/table2_cystic_fibrosis"
+EM = "harrington2003/table2_eachmovie"
+C6 = "crammer_singer2005/fig6"
+C7 = "crammer_singer2005/fig7_min100"
+E4 = "elsas2008/table4_ohsumed"
+S2 = "shivaswamy2012/fig2"
+S3 = "shivaswamy2012/fig3"
+S4 = "shivaswamy2012/fig4"
 
 
-def _walk(d, path):
-    """The container and last key of a dotted path with [i] indices."""
-    toks = re.findall(r"[^.\[\]]+|\[\d+\]", path)
-    for t in toks[:-1]:
-        d = d[int(t[1:-1])] if t.startswith("[") else d[t]
-    last = toks[-1]
-    return d, (int(last[1:-1]) if last.startswith("[") else last)
+@functools.lru_cache(maxsize=None)
+def _composed(name: str):
+    return load_experiment(name, "smoke", config_dir=CONFIG).cfg
 
 
-def put(path, value):
-    def edit(cfg):
-        d, k = _walk(cfg, path)
-        d[k] = value
-    return edit
-
-
-def both(*edits):
-    def edit(cfg):
-        for e in edits:
-            e(cfg)
-    return edit
-
-
-def claim(i, **kv):
-    def edit(cfg):
-        cfg["experiment"]["claims"][i].update(kv)
-    return edit
-
-
-def add_claim(**kv):
-    def edit(cfg):
-        cfg["experiment"]["claims"].append({"id": "extra", "text": "t", "metric": cfg["experiment"]["metrics"][0],
-                                            "lhs": {}, **kv})
-    return edit
-
-
-def pub(i, **kv):
-    def edit(cfg):
-        cfg["experiment"]["published"][i].update(kv)
-    return edit
-
-
-def dparam(k, v):
-    return put(f"dataset.params.{k}", v)
+def _dup_claim(cfg):
+    claims = list(cfg.experiment.claims)
+    cfg.experiment.claims = claims + [claims[0]]
 
 
 NAN, INF = math.nan, math.inf
 
-# (experiment, edit, key named in the error, words of the message)
-CASES = [
-    # --- experiment sizes, seed, kind, metrics, protocol --------------------------------------
-    (T1, put("experiment.n_trials", 0), "experiment.n_trials", ">= 1"),
-    (T1, put("experiment.n_trials", -3), "experiment.n_trials", ">= 1"),
-    (T1, put("experiment.n_train", 0), "experiment.n_train", ">= 1"),
-    (T1, put("experiment.n_test", -1), "experiment.n_test", ">= 0"),
-    (T1, put("experiment.n_test", 0), "experiment.n_test", "a test metric needs n_test >= 1"),
-    (T1, put("experiment.seed", -1), "experiment.seed", ">= 0"),
-    (T1, put("experiment.seed", 2**64), "experiment.seed", "0..2^63-1"),
-    (T1, put("experiment.seed", 2**63), "experiment.seed", "0..2^63-1"),
-    (T1, put("experiment.curve_points", 0), "experiment.curve_points", ">= 1"),
-    (T1, put("experiment.kind", "chart"), "experiment.kind", "'table' or 'figure'"),
-    (T1, put("experiment.paper", "harrington2004"), "experiment.paper", "folder name"),
-    (T1, put("experiment.artefact", "table9"), "experiment.artefact", "file name"),
-    (T1, put("experiment.protocol", "offline"), "experiment.protocol", "unknown protocol"),
-    (T1, put("experiment.features", "cubic"), "experiment.features", "unknown feature map"),
-    (T1, put("experiment.metrics", []), "experiment.metrics", "at least one metric"),
-    (T1, put("experiment.metrics", ["test_rank_loss", "accuracy"]), "experiment.metrics[1]", "unknown metric"),
-    (FIG6, put("experiment.figure", None), "experiment.figure", "needs a 'figure' block"),
-    (T1, put("experiment.n_trials", "many"), "experiment.n_trials", "could not be converted"),
-    (T1, put("experiment.n_trainz", 5), "experiment.n_trainz", "not in 'ExperimentCfg'"),
-    # --- scale ------------------------------------------------------------------------------
-    (T1, put("scale.max_train", 0), "scale.max_train", ">= 1 or null"),
-    (T1, put("scale.max_trials", -1), "scale.max_trials", ">= 1 or null"),
-    (T1, put("scale.curve_points", 0), "scale.curve_points", ">= 1 or null"),
-    # --- dataset: builder, n_ranks, source, builder parameters ---------------------------------
-    (T1, put("dataset.builder", "synthetic_xyz"), "dataset.builder", "unknown data-set builder"),
-    (T1, put("dataset.n_ranks", 1), "dataset.n_ranks", ">= 2"),
-    (T1, put("dataset.n_ranks", 4), "dataset.n_ranks", "len(thresholds) + 1 = 5"),
-    (T1, put("dataset.source", "cystic-fibrosis"), "dataset.source", "takes no downloaded data"),
-    (CF, put("dataset.source", "cystic-fibrosiz"), "dataset.source", "unknown data set"),
-    (CF, put("dataset.source", None), "dataset.source", "needs downloaded data"),
-    (T1, dparam("noise", 0.1), "dataset.params.noise", "takes no parameter"),
-    (T1, dparam("data_path", "x.npz"), "dataset.params.data_path", "takes no parameter"),
-    (T1, dparam("noise_sd", -0.1), "dataset.params.noise_sd", "a finite number >= 0"),
-    (T1, dparam("noise_sd", "high"), "dataset.params.noise_sd", "a finite number >= 0"),
-    (T1, dparam("noise_sd", NAN), "dataset.params.noise_sd", "a finite number >= 0"),
-    (T1, dparam("noise_sd", INF), "dataset.params.noise_sd", "a finite number >= 0"),
-    (T1, dparam("scale", 0), "dataset.params.scale", "a finite number > 0"),
-    (T1, dparam("thresholds", [-1.0, 0.25, -0.1, 1.0]), "dataset.params.thresholds", "strictly increasing"),
-    (T1, dparam("thresholds", [-1.0, -1.0, 0.25, 1.0]), "dataset.params.thresholds", "strictly increasing"),
-    (T1, dparam("thresholds", []), "dataset.params.thresholds", "non-empty"),
-    (T1, dparam("thresholds", [-1.0, "b", 0.25, 1.0]), "dataset.params.thresholds", "finite numbers"),
-    (T1, dparam("thresholds", [-1.0, 0.0, 1.0]), "dataset.n_ranks", "len(thresholds) + 1 = 4"),
-    (CF, dparam("instance_values", "ranks"), "dataset.params.instance_values", "'rank', 'score', 'centred'"),
-    (CF, dparam("min_judged", 5), "dataset.params.min_judged", "1..4"),
-    (CF, dparam("min_judged", 0), "dataset.params.min_judged", "1..4"),
-    (CF, dparam("constant_feature", "yes"), "dataset.params.constant_feature", "true or false"),
-    (CF, put("dataset.n_ranks", 5), "dataset.n_ranks", "= 3"),
-    (CF, put("experiment.n_test", 100_000), "experiment.n_test", "exceeds 4,819"),
-    (CF, put("experiment.n_train", 4300), "experiment.n_test", "exceeds 4,819"),
-    (EM, put("experiment.n_train", 250), "experiment.n_test", "exceeds 300"),
-    (EM, dparam("first", 0), "dataset.params.first", "an integer >= 1"),
-    (EM, dparam("instance_norm", "l2"), "dataset.params.instance_norm", "'none', 'unit'"),
-    (EM, dparam("min_ratings", -5), "dataset.params.min_ratings", "an integer >= 1"),
-    (EM, dparam("strict", 1), "dataset.params.strict", "true or false"),
-    (F7, dparam("min_ratings", 0.5), "dataset.params.min_ratings", "an integer >= 1"),
-    (YU, dparam("n_tasks", 0), "dataset.params.n_tasks", "an integer >= 1"),
-    (FIG4, dparam("dims", [5, 0]), "dataset.params.dims", "integers >= 1"),
-    (FIG4, dparam("regs", [0.1, -1.0]), "dataset.params.regs", "numbers > 0"),
-    (FIG4, dparam("sweeps", 0), "dataset.params.sweeps", "an integer >= 1"),
-    # --- algorithms -------------------------------------------------------------------------
-    (T1, put("algorithms", {}), "algorithms", "at least one algorithm"),
-    (T1, put("algorithms.prank.estimator", "prank2"), "algorithms.prank.estimator", "unknown estimator"),
-    (T1, put("algorithms.oap_bpm.grid.tau", [0.0, 0.5]), "algorithms.oap_bpm.grid.tau[0]", "tau=0.0"),
-    (T1, put("algorithms.oap_bpm.grid.tau", []), "algorithms.oap_bpm.grid.tau", "non-empty list"),
-    (T1, put("algorithms.oap_bpm.params.N", 0), "algorithms.oap_bpm.params.N", "N=0"),
-    (T1, put("algorithms.prank.params.gamma", 1), "algorithms.prank.params.gamma", "no hyperparameter 'gamma'"),
-    (T1, put("algorithms.widrow_hoff.grid.eta", [-0.1]), "algorithms.widrow_hoff.grid.eta[0]", "eta=-0.1"),
-    (T1, put("algorithms.prank.color", "notacolour"), "algorithms.prank.color", "not a matplotlib colour"),
-    (T1, put("algorithms.prank.color", "#12345"), "algorithms.prank.color", "not a matplotlib colour"),
-    (T1, put("algorithms.prank.marker", "Q"), "algorithms.prank.marker", "not a matplotlib marker"),
-    (T1, put("algorithms.prank.linestyle", "~~"), "algorithms.prank.linestyle", "not a matplotlib linestyle"),
-    (FIG6, put("algorithms.mcp.linestyle", "dotty"), "algorithms.mcp.linestyle", "not a matplotlib linestyle"),
-    (FIG6, put("algorithms.mcp.marker", "star"), "algorithms.mcp.marker", "not a matplotlib marker"),
-    # --- published values -------------------------------------------------------------------
-    (T1, pub(0, mean=NAN), "experiment.published[0].mean", "finite number"),
-    (T1, pub(0, mean=INF), "experiment.published[0].mean", "finite number"),
-    (T1, pub(0, ci=-0.01), "experiment.published[0].ci", ">= 0"),
-    (T1, pub(0, ci=NAN), "experiment.published[0].ci", ">= 0"),
-    (T1, pub(0, metric="mae"), "experiment.published[0].metric", "not computed"),
-    (T1, pub(0, round=10), "experiment.published[0].round", "not a curve"),
-    (T1, pub(0, select={"algorithm": "oap_vp"}), "experiment.published[0].select", "exactly one cell"),
-    (T1, pub(0, select={"algorithm": "oap_vpx", "tau": 0.3}), "experiment.published[0].select", "exactly one cell"),
-    (T1, pub(0, select={"algorithm": "oap_vp", "tau": 0.3, "eta": 0.7}), "experiment.published[0].select.eta",
-     "no cell has eta=0.7"),
-    (T1, pub(0, select={"algorithm": "oap_vp", "tau": [0.3, 0.4]}), "experiment.published[0].select.tau",
-     "no cell has tau=0.4"),
-    (T1, pub(0, select={"algorithm": "oap_vp", "tau": 0.3, "colour": 1}), "experiment.published[0].select.colour",
-     "neither a selector key"),
-    (F7, add_claim(kind="less", lhs={"algorithm": "prank"}, rhs={"algorithm": "mcp"}, rounds=[0, None]),
-     "experiment.claims[-1].rounds[0]", "rounds start at 1"),
-    # --- claims -----------------------------------------------------------------------------
-    (T1, claim(0, kind="better"), "experiment.claims[0].kind", "must be 'less'"),
-    (T1, claim(0, metric="mae"), "experiment.claims[0].metric", "not computed"),
-    (FIG6, claim(1, id="mcp_worst"), "experiment.claims[1].id", "duplicate claim id 'mcp_worst'"),
-    (FIG6, claim(0, rounds=[5000, 100]), "experiment.claims[0].rounds", "first round 5000 must come before"),
-    (FIG6, claim(0, rounds=[9000, None]), "experiment.claims[0].rounds[0]", "beyond the 8000 rounds"),
-    (FIG6, claim(0, rounds=[500, 100]), "experiment.claims[0].rounds", "must come before"),
-    (FIG6, claim(0, rounds=[10, 9000]), "experiment.claims[0].rounds[1]", "beyond the 8000 rounds"),
-    (FIG6, claim(0, rounds=[10]), "experiment.claims[0].rounds", "[first, last]"),
-    (FIG6, claim(0, rounds=[10, 20, 30]), "experiment.claims[0].rounds", "[first, last]"),
-    (FIG6, claim(0, rounds=[-5, None]), "experiment.claims[0].rounds[0]", "start at 1"),
-    (T1, claim(0, rounds=[10, None]), "experiment.claims[0].rounds", "not a curve"),
-    (T5, claim(0, factor=-45), "experiment.claims[0].factor", "> 0"),
-    (T5, claim(0, factor=0), "experiment.claims[0].factor", "> 0"),
-    (T5, claim(0, factor=NAN), "experiment.claims[0].factor", "> 0"),
-    (FIG6, claim(0, kind="spread", factor=2.0), "experiment.claims[0].factor", "only a 'less' claim"),
-    (FIG6, claim(0, lhs={"algorithm": ["prank", "ghost"]}), "experiment.claims[0].lhs.algorithm",
-     "no cell has algorithm='ghost'"),
-    (FIG6, claim(0, rhs={"algorithm": "ghost"}), "experiment.claims[0].rhs", "selects no cell"),
-    (FIG6, claim(0, lhs={"algorithm": "prank", "tau": 0.3}), "experiment.claims[0].lhs.tau", "neither a selector key"),
-    (FIG6, claim(0, lhs={"algorithm": "widrow_hoff", "eta": [0.1, 0.3]}), "experiment.claims[0].lhs.eta",
-     "no cell has eta=0.3"),
-    (FIG6, claim(0, lhs={"cell": ["prank", "prank-x"]}), "experiment.claims[0].lhs.cell", "no cell has cell='prank-x'"),
-    (FIG6, claim(0, lhs={"estimator": ["prank", "oap_bpm"]}), "experiment.claims[0].lhs.estimator", "no cell has estimator"),
-    (FIG6, claim(0, lhs={"estimator": "oap_bpm"}), "experiment.claims[0].lhs", "selects no cell"),
-    (FIG6, claim(0, lhs={"algorithm": "prank", "best": "yes"}), "experiment.claims[0].lhs.best", "true or false"),
-    (FIG6, claim(4, rhs={"algorithm": "si_prank"}), "experiment.claims[4].rhs", "no lhs cell can be compared"),
-    (YU, claim(0, match=["n_items", "kernel"]), "experiment.claims[0].match[1]", "not a hyperparameter"),
-    (F7, claim(4, over="tau"), "experiment.claims[4].over", "at least two values"),
-    (F7, claim(4, over=None), "experiment.claims[4].over", "needs 'over'"),
-    (F7, claim(4, expect=3), "experiment.claims[4].expect", "not among the lhs cells' values"),
-    (F7, claim(4, expect=None), "experiment.claims[4].expect", "needs 'expect'"),
-    (F7, claim(4, lhs={"algorithm": "prank"}), "experiment.claims[4].lhs", "at least two cells"),
-    (F7, claim(3, lhs={"algorithm": "si_prank"}), "experiment.claims[3].lhs", "at least two cells"),
-    (FIG6, claim(0, kind="falls", expect=0.5, lhs={"algorithm": "prank"}, rounds=None, metric="online_rank_loss"),
-     None, None),  # valid: a control case
-    (T1, add_claim(kind="falls", expect=0.5, lhs={"algorithm": "prank"}, metric="test_rank_loss"), "experiment.claims[-1].metric",
-     "compares two rounds of a curve"),
-    (FIG6, add_claim(kind="falls", expect=-1, lhs={"algorithm": "prank"}), "experiment.claims[-1].expect",
-     "needs 'expect'"),
-    (FIG6, add_claim(kind="levels", expect=1.5, lhs={"algorithm": "prank"}), "experiment.claims[-1].expect",
-     "in (0, 1]"),
-    (FIG6, add_claim(kind="monotone", over="eta", lhs={"algorithm": "widrow_hoff"}, stat="median"),
-     "experiment.claims[-1].stat", "'mean' or 'ci'"),
-    (FIG6, add_claim(kind="monotone", over="eta", lhs={"algorithm": "widrow_hoff"}, direction="up"),
-     "experiment.claims[-1].direction", "'increasing' or 'decreasing'"),
-    (FIG6, add_claim(kind="monotone", over="eta", lhs={"algorithm": "prank"}), "experiment.claims[-1].over",
-     "at least two values"),
-    (FIG6, add_claim(kind="argmin", over="eta", expect=NAN, lhs={"algorithm": "widrow_hoff"}),
-     "experiment.claims[-1].expect", "finite number"),
-    # --- figure -----------------------------------------------------------------------------
-    (FIG6, put("experiment.figure.xscale", "logarithmic"), "experiment.figure.xscale", "not a matplotlib scale"),
-    (FIG6, put("experiment.figure.xscale", "Log"), "experiment.figure.xscale", "not a matplotlib scale"),
-    (FIG6, put("experiment.figure.ylim", [1.0, 0.0]), "experiment.figure.ylim", "low < high"),
-    (FIG6, put("experiment.figure.ylim", [0.0]), "experiment.figure.ylim", "[low, high]"),
-    (FIG6, put("experiment.figure.ylim", [0.0, NAN]), "experiment.figure.ylim", "finite"),
-    (FIG6, put("experiment.figure.ylim", [0.0, 1.0, 2.0]), "experiment.figure.ylim", "[low, high]"),
-    (FIG6, put("experiment.figure.metric", "test_rank_loss"), "experiment.figure.metric", "not computed"),
-    (FIG6, put("experiment.figure.panels", [{"metric": "mae"}]), "experiment.figure.panels[0].metric", "not computed"),
-    (FIG6, put("experiment.figure.panels", [{"select": [{"algorithm": "ghost"}]}]),
-     "experiment.figure.panels[0].select[0]", "selects no cell"),
+# (experiment, {dotted key: new value} or a function of the config, the key the error must name)
+DIRECT = [
+    # experiment sizes and identity
+    (T1, {"experiment.n_trials": 0}, "experiment.n_trials"),
+    (T1, {"experiment.n_train": 0}, "experiment.n_train"),
+    (T1, {"experiment.n_test": -1}, "experiment.n_test"),
+    (T1, {"experiment.seed": -1}, "experiment.seed"),
+    (T1, {"experiment.seed": 2**64}, "experiment.seed"),
+    (T1, {"experiment.curve_points": 0}, "experiment.curve_points"),
+    (T1, {"experiment.kind": "chart"}, "experiment.kind"),
+    (T1, {"experiment.paper": "harrington2004"}, "experiment.paper"),
+    (T1, {"experiment.artefact": "table9"}, "experiment.artefact"),
+    (T1, {"experiment.protocol": "batch"}, "experiment.protocol"),
+    (T1, {"experiment.features": "poly3"}, "experiment.features"),
+    (T1, {"experiment.metrics": []}, "experiment.metrics"),
+    (T1, {"experiment.metrics": ["test_rank_loss", "rank_los"]}, "experiment.metrics[1]"),
+    (E4, {"experiment.n_trials": 6}, "experiment.n_trials"),
+    # sizes against the data set's size (registry statistics)
+    (CF, {"experiment.n_test": 100_000}, "experiment.n_test"),
+    (CF, {"experiment.n_train": 5_000}, "experiment.n_train"),
+    (EM, {"experiment.n_train": 400}, "experiment.n_train"),
+    (EM, {"experiment.n_test": 200}, "experiment.n_test"),
+    (C7, {"experiment.n_train": 5_000}, "experiment.n_train"),
+    # data set and generator
+    (T1, {"dataset.n_ranks": 1}, "dataset.n_ranks"),
+    (T1, {"dataset.n_ranks": 4}, "dataset.n_ranks"),
+    (T1, {"dataset.params.noise_sd": -0.1}, "dataset.params.noise_sd"),
+    (T1, {"dataset.params.noise_sd": "loud"}, "dataset.params.noise_sd"),
+    (T1, {"dataset.params.noise_sd": NAN}, "dataset.params.noise_sd"),
+    (T1, {"dataset.params.noise_sd": True}, "dataset.params.noise_sd"),
+    (T1, {"dataset.params.scale": 0.0}, "dataset.params.scale"),
+    (T1, {"dataset.params.thresholds": [-1.0, 0.5, 0.25, 1.0]}, "dataset.params.thresholds"),
+    (T1, {"dataset.params.thresholds": [-1.0, -1.0, 0.25, 1.0]}, "dataset.params.thresholds"),
+    (T1, {"dataset.params.thresholds": [-1.0, "x", 0.25, 1.0]}, "dataset.params.thresholds"),
+    (T1, {"dataset.params.thresholds": [-1.0, 0.25, 1.0]}, "dataset.n_ranks"),
+    (T1, {"dataset.builder": "synthetic_hgx"}, "dataset.builder"),
+    (T1, {"dataset.source": "cystic-fibrosis"}, "dataset.source"),
+    (T1, {"dataset.params.bogus": 1}, "dataset.params.bogus"),
+    (CF, {"dataset.source": "cystic-fibrosys"}, "dataset.source"),
+    (CF, {"dataset.params.min_judged": 5}, "dataset.params.min_judged"),
+    (CF, {"dataset.params.min_judged": 1.5}, "dataset.params.min_judged"),
+    (CF, {"dataset.params.instance_values": "raw"}, "dataset.params.instance_values"),
+    (CF, {"dataset.n_ranks": 5}, "dataset.n_ranks"),
+    (EM, {"dataset.params.strict": "yes"}, "dataset.params.strict"),
+    (EM, {"dataset.params.first": -3}, "dataset.params.first"),
+    # scale caps
+    (T1, {"scale.max_trials": 0}, "scale.max_trials"),
+    (T1, {"scale.max_train": 0}, "scale.max_train"),
+    (T1, {"scale.max_test": -1}, "scale.max_test"),
+    (T1, {"scale.curve_points": 0}, "scale.curve_points"),
+    (T1, {"scale.max_steps": 0}, "scale.max_steps"),
+    (T1, {"scale.max_users": 0}, "scale.max_users"),
+    # algorithms, their hyperparameters and their line styles
+    (T1, {"algorithms.oap_bpm.grid.tau": [0.0, 0.5]}, "algorithms.oap_bpm.grid.tau[0]"),
+    (T1, {"algorithms.oap_bpm.grid.tau": [0.5, 1.5]}, "algorithms.oap_bpm.grid.tau[1]"),
+    (T1, {"algorithms.oap_bpm.grid.tau": []}, "algorithms.oap_bpm.grid.tau"),
+    (T1, {"algorithms.oap_bpm.params.N": 0}, "algorithms.oap_bpm.params.N"),
+    (T1, {"algorithms.widrow_hoff.grid.eta": [-0.1]}, "algorithms.widrow_hoff.grid.eta[0]"),
+    (T1, {"algorithms.prank.estimator": "prankk"}, "algorithms.prank.estimator"),
+    (T1, {"algorithms.oap_bpm.params.taux": 0.3}, "algorithms.oap_bpm.params.taux"),
+    (T1, {"algorithms.oap_bpm.color": "notacolour"}, "algorithms.oap_bpm.color"),
+    (T1, {"algorithms.oap_bpm.color": "#12345"}, "algorithms.oap_bpm.color"),
+    (T1, {"algorithms.prank.marker": "zz"}, "algorithms.prank.marker"),
+    (T1, {"algorithms.prank.linestyle": "~~"}, "algorithms.prank.linestyle"),
+    (T1, {"algorithms.prank.linestyle": "dotdash"}, "algorithms.prank.linestyle"),
+    (E4, {"algorithms.com_a.params.committee": 0}, "algorithms.com_a.params.committee"),
+    # published values
+    (T1, {"experiment.published.0.mean": NAN}, "experiment.published[0].mean"),
+    (T1, {"experiment.published.0.mean": INF}, "experiment.published[0].mean"),
+    (T1, {"experiment.published.0.ci": -0.01}, "experiment.published[0].ci"),
+    (T1, {"experiment.published.0.ci": NAN}, "experiment.published[0].ci"),
+    (T1, {"experiment.published.0.metric": "online_rank_loss_x"}, "experiment.published[0].metric"),
+    (T1, {"experiment.published.0.select": {"algorithm": "oap_vp", "tau": 0.4}}, "experiment.published[0].select"),
+    (T1, {"experiment.published.0.select": {"algorithm": "oap_vp"}}, "experiment.published[0].select"),
+    (T1, {"experiment.published.0.select": {"algorithm": ["oap_vp", "ghost"], "tau": 0.3}},
+     "experiment.published[0].select.algorithm"),
+    (T1, {"experiment.published.0.select": {"algorithm": "oap_vp", "tau": 0.3, "gamma": 1}},
+     "experiment.published[0].select.gamma"),
+    (T1, {"experiment.published.0.round": 10}, "experiment.published[0].round"),
+    # claims
+    (T1, _dup_claim, "experiment.claims[3].id"),
+    (T1, {"experiment.claims.0.kind": "bigger"}, "experiment.claims[0].kind"),
+    (T1, {"experiment.claims.0.metric": "online_rank_loss_x"}, "experiment.claims[0].metric"),
+    (T1, {"experiment.claims.0.lhs": {"algorithm": "ghost"}}, "experiment.claims[0].lhs"),
+    (T1, {"experiment.claims.0.lhs": {"algorithm": ["oap_bpm", "ghost"]}}, "experiment.claims[0].lhs.algorithm"),
+    (T1, {"experiment.claims.0.lhs": {"algorithm": "oap_bpm", "tau": [0.3, 0.45]}}, "experiment.claims[0].lhs.tau"),
+    (T1, {"experiment.claims.0.lhs": {"algorithm": "oap_bpm", "best": "yes"}}, "experiment.claims[0].lhs.best"),
+    (T1, {"experiment.claims.0.rhs": {"cell": "prank-x"}}, "experiment.claims[0].rhs"),
+    (T1, {"experiment.claims.0.rhs": {"estimator": ["prank", "oap_bpn"]}}, "experiment.claims[0].rhs.estimator"),
+    (T1, {"experiment.claims.0.match": ["tau", "gamma"]}, "experiment.claims[0].match[1]"),
+    (T1, {"experiment.claims.1.rhs": {"algorithm": "oap_bpm"}, "experiment.claims.1.match": ["tau"]},
+     "experiment.claims[1]"),
+    (T1, {"experiment.claims.0.rounds": [10, None]}, "experiment.claims[0].rounds"),
+    (T1, {"experiment.claims.0.factor": -2.0}, "experiment.claims[0].factor"),
+    (T1, {"experiment.claims.0.factor": 0.0}, "experiment.claims[0].factor"),
+    (T1, {"experiment.claims.2.over": "gamma"}, "experiment.claims[2].over"),
+    (T1, {"experiment.claims.2.over": "N"}, "experiment.claims[2].over"),
+    (T1, {"experiment.claims.2.stat": "median"}, "experiment.claims[2].stat"),
+    (T1, {"experiment.claims.2.direction": "up"}, "experiment.claims[2].direction"),
+    (T1, {"experiment.claims.2.over": None}, "experiment.claims[2].over"),
+    (T1, {"experiment.claims.2.match": ["tau"]}, "experiment.claims[2].match"),
+    (F2, {"experiment.claims.0.rounds": [5000, 100]}, "experiment.claims[0].rounds"),
+    (F2, {"experiment.claims.0.rounds": [0, None]}, "experiment.claims[0].rounds"),
+    (F2, {"experiment.claims.0.rounds": [10]}, "experiment.claims[0].rounds"),
+    (F2, {"experiment.claims.0.rounds": [10, 60000]}, "experiment.claims[0].rounds"),
+    (F2, {"experiment.claims.0.rounds": [50000, None]}, "experiment.claims[0].rounds"),
+    (C7, {"experiment.claims.4.over": "tau"}, "experiment.claims[4].over"),
+    (C7, {"experiment.claims.4.expect": 3.0}, "experiment.claims[4].expect"),
+    (C7, {"experiment.claims.4.lhs": {"algorithm": "mu_prank", "eta": 0.5}}, "experiment.claims[4].lhs"),
+    (C7, {"experiment.claims.4.lhs": {"algorithm": ["mu_prank", "prank"]}}, "experiment.claims[4].over"),
+    (C7, {"experiment.claims.3.lhs": {"algorithm": "prank"}}, "experiment.claims[3].lhs"),
+    (S2, {"experiment.claims.0.expect": NAN}, "experiment.claims[0].expect"),
+    (S2, {"experiment.claims.0.expect": -1.0}, "experiment.claims[0].expect"),
+    (S3, {"experiment.claims.0.expect": 2.0}, "experiment.claims[0].expect"),
+    (T1, {"experiment.claims.1.kind": "falls", "experiment.claims.1.expect": 0.5}, "experiment.claims[1].metric"),
+    (S4, {"experiment.claims.1.over": "beta"}, "experiment.claims[1].over"),
+    # significance
+    (E4, {"experiment.significance.0.against": {"algorithm": "ghost"}}, "experiment.significance[0].against"),
+    (E4, {"experiment.significance.0.level": 1.5}, "experiment.significance[0].level"),
+    # figures, as matplotlib would take them
+    (F2, {"experiment.figure.xscale": "loglog"}, "experiment.figure.xscale"),
+    (F2, {"experiment.figure.ylim": [1.0, 0.0]}, "experiment.figure.ylim"),
+    (F2, {"experiment.figure.ylim": [0.0, NAN]}, "experiment.figure.ylim"),
+    (F2, {"experiment.figure.ylim": [0.0]}, "experiment.figure.ylim"),
+    (F2, {"experiment.figure.metric": "test_rank_loss"}, "experiment.figure.metric"),
+    (F2, {"experiment.figure.panels.0.metric": "mae"}, "experiment.figure.panels[0].metric"),
+    (F2, {"experiment.figure.panels.0.select": [{"algorithm": "ghost"}]}, "experiment.figure.panels[0].select[0]"),
+    (C6, {"experiment.figure": None}, "experiment.figure"),
 ]
 
-# claims appended at the end are named by their index
-def _fix_index(key, cfg):
-    if key and "[-1]" in key:
-        return key.replace("claims[-1]", f"claims[{len(cfg['experiment']['claims']) - 1}]")
-    return key
 
-
-@pytest.mark.parametrize("exp_name, edit, key, words", CASES,
-                         ids=[f"{i}-{c[2]}" for i, c in enumerate(CASES)])
-def test_invalid_value_is_refused_naming_the_key(tmp_path, composed, exp_name, edit, key, words):
-    import copy
-
-    cfg = copy.deepcopy(composed[exp_name])
-    edit(cfg)
-    path = tmp_path / "resolved.yaml"
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
-    if key is None:  # a control: a valid edit loads
-        load_resolved(path, exp_name, "smoke", sensitivity=False)
+def _apply(cfg, change):
+    if callable(change):
+        change(cfg)
         return
-    with pytest.raises(ConfigError) as ei:
-        load_resolved(path, exp_name, "smoke", sensitivity=False)
-    err = ei.value
-    assert err.key == _fix_index(key, cfg), str(err)
-    assert err.key != "defaults" and words in str(err), str(err)
-    assert "\n" not in str(err)
+    with open_dict(cfg):  # a key the schema allows (a hyperparameter, a builder parameter) may be new
+        for k, v in change.items():
+            OmegaConf.update(cfg, k, v, merge=False)
 
 
-def test_table_is_large():
-    assert sum(1 for c in CASES if c[2] is not None) >= 100
+@pytest.mark.parametrize("experiment,change,key", DIRECT,
+                         ids=[f"{e.split('/')[1]}:{k}:{i}" for i, (e, _, k) in enumerate(DIRECT)])
+def test_invalid_value_names_its_key(experiment, change, key):
+    cfg = copy.deepcopy(_composed(experiment))
+    _apply(cfg, change)
+    with pytest.raises(ConfigError) as err:
+        C._validate(experiment, "smoke", cfg)
+    assert err.value.key == key, str(err.value)
+    assert f"at key '{key}'" in str(err.value)
 
 
-# -------------------------------------------------------------------------------------
-# YAML text: syntax, interpolation and types, through load_experiment on a scratch config/
-# -------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cfg") / "config"
-    shutil.copytree(ROOT / "config", d)
-    return d
-
-
-TEXT_CASES = [
-    ("  seed: 2003", "  seed: 2003\n  seed: 7", "experiment.seed", "duplicate key seed"),
-    ("  n_trials: 20", "  n_trials: [1, 2\n  x: 3", "experiment.n_trials", "invalid YAML"),
-    ('  title: "', '  title: "${oc.env:RANKREPRO_SURELY_UNSET_VAR}', "experiment.title", "RANKREPRO_SURELY_UNSET_VAR"),
-    ('  title: "', '  title: "${experiment.ghost}', "experiment.title", "experiment.ghost"),
-    ("mean: 0.32", "mean: abc", "experiment.published[0].mean", "could not be converted to Float"),
-    ("  n_trials: 20", "  n_trials: twenty", "experiment.n_trials", "could not be converted"),
-    ("  n_test: 1000", "  n_test: 1e9", "experiment.n_test", "could not be converted"),
-    ("  seed: 2003", "  seed: 2003\n  sead: 1", "experiment.sead", "not in 'ExperimentCfg'"),
+SAMPLE_OVERRIDES = [
+    (CF, "experiment.n_test=100000", "experiment.n_test"),
+    (T1, "experiment.seed=18446744073709551616", "experiment.seed"),
+    (T1, "experiment.published.0.mean=nan", "experiment.published[0].mean"),
+    (F2, "experiment.claims.0.rounds=[5000,100]", "experiment.claims[0].rounds"),
+    (T1, "algorithms.prank.marker=zz", "algorithms.prank.marker"),
+    (T1, "dataset.params.noise_sd=-1", "dataset.params.noise_sd"),
 ]
 
 
-@pytest.mark.parametrize("old, new, key, words", TEXT_CASES, ids=[c[2] for c in TEXT_CASES])
-def test_yaml_text_errors_name_the_key(scratch, old, new, key, words):
-    p = scratch / "experiment" / "harrington2003" / "table1.yaml"
-    orig = p.read_text()
-    assert old in orig
-    p.write_text(orig.replace(old, new, 1))
-    try:
-        with pytest.raises(ConfigError) as ei:
-            load_experiment(T1, "smoke", config_dir=scratch)
-    finally:
-        p.write_text(orig)
-    assert ei.value.key == key and words in str(ei.value), str(ei.value)
+@pytest.mark.parametrize("experiment,override,key", SAMPLE_OVERRIDES)
+def test_direct_cases_agree_with_overrides(experiment, override, key):
+    with pytest.raises(ConfigError) as err:
+        load_experiment(experiment, "smoke", overrides=[override], config_dir=CONFIG)
+    assert err.value.key == key, str(err.value)
 
 
-def test_cross_field_errors_stop_load_experiment_too(scratch):
-    """The workflow's own entry point refuses the same values (before any job is planned)."""
-    p = scratch / "experiment" / "harrington2003" / "table2_cystic_fibrosis.yaml"
-    orig = p.read_text()
-    p.write_text(orig.replace("  n_test: 572", "  n_test: 100000", 1))
+@pytest.fixture(scope="module")
+def edited_config(tmp_path_factory):
+    """A copy of config/ whose files the tests edit and restore."""
+    dst = tmp_path_factory.mktemp("cfg") / "config"
+    shutil.copytree(CONFIG, dst)
+    return dst
+
+
+# (file, edit: text -> text, key named); each is composed with load_experiment(T1) on the copy
+EDITS = [
+    ("algorithm/oap_bpm.yaml", lambda t: t + "label: again\n", "algorithms.oap_bpm.label"),
+    ("algorithm/oap_bpm.yaml", lambda t: t + "params: {N: [1, }\n", "algorithms.oap_bpm.params"),
+    ("algorithm/oap_bpm.yaml", lambda t: t + "colour: red\n", "algorithms.oap_bpm.colour"),
+    ("experiment/harrington2003/table1.yaml", lambda t: t.replace("  n_trials: 20\n", "  n_trials: [20\n"),
+     "experiment.n_trials"),
+    ("experiment/harrington2003/table1.yaml", lambda t: t.replace("  seed: 2003\n", "  seed: 2003\n  seed: 7\n"),
+     "experiment.seed"),
+    ("experiment/harrington2003/table1.yaml", lambda t: t.replace("mean: 0.32, ci: 0.01", "mean: 0.3x2, ci: 0.01", 1),
+     "experiment.published[0].mean"),
+    ("experiment/harrington2003/table1.yaml", lambda t: t.replace('title: "', 'title: "${oc.env:RANKREPRO_NO_SUCH_VAR} ', 1),
+     "experiment.title"),
+    ("dataset/synthetic_hgo.yaml", lambda t: t + "n_ranks: 5\n", "dataset.n_ranks"),
+    ("dataset/synthetic_hgo.yaml", lambda t: t.replace("noise_sd: 0.125", "noise_sd: [0.125"), "dataset.params.noise_sd"),
+]
+
+
+@pytest.mark.parametrize("rel,edit,key", EDITS, ids=[f"{r}:{k}" for r, _, k in EDITS])
+def test_edited_file_error_names_key(edited_config, rel, edit, key):
+    f = edited_config / rel
+    original = f.read_text()
+    f.write_text(edit(original))
     try:
-        with pytest.raises(ConfigError) as ei:
-            load_experiment(CF, "smoke", config_dir=scratch)
+        with pytest.raises(ConfigError) as err:
+            load_experiment(T1, "smoke", config_dir=edited_config)
     finally:
-        p.write_text(orig)
-    assert ei.value.key == "experiment.n_test" and "exceeds 4,819" in str(ei.value)
+        f.write_text(original)
+    assert err.value.key == key, str(err.value)
+    assert err.value.key != "defaults"
+
+
+OVERRIDES = [
+    ("experiment.n_trials=many", "experiment.n_trials"),
+    ("+experiment.n_trails=3", "experiment.n_trails"),
+    ("+algorithms.oap_bpm.colour=red", "algorithms.oap_bpm.colour"),
+    ("experiment.published.0.mean=abc", "experiment.published[0].mean"),
+    ("experiment.title=${experiment.ghost}", "experiment.title"),
+    ("experiment.n_test=${oc.env:RANKREPRO_NO_SUCH_VAR}", "experiment.n_test"),
+    ("experiment.claims.0.factor=fast", "experiment.claims[0].factor"),
+]
+
+
+@pytest.mark.parametrize("override,key", OVERRIDES)
+def test_bad_override_names_key(override, key):
+    with pytest.raises(ConfigError) as err:
+        load_experiment(T1, "smoke", overrides=[override], config_dir=CONFIG)
+    assert err.value.key == key, str(err.value)
+
+
+def test_table_covers_every_group():
+    groups = {k.split(".")[0] if not k.startswith("experiment.") else k.split(".")[1].split("[")[0]
+              for _, _, k in DIRECT}
+    assert {"n_trials", "seed", "published", "claims", "significance", "figure", "dataset", "scale",
+            "algorithms"} <= groups
+    assert len(DIRECT) + len(SAMPLE_OVERRIDES) + len(EDITS) + len(OVERRIDES) >= 100

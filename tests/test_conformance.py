@@ -115,6 +115,29 @@ def test_mean_output_is_the_unrounded_vote(name, data):
     np.testing.assert_allclose(m, mean.decision_function(X))
 
 
+def test_rank_loss_scores_real_predictions_as_they_are():
+    from rankrepro.metrics import rank_loss
+
+    assert rank_loss(np.array([2.6, 1.0, 3.4]), np.array([3, 1, 3])) == pytest.approx((0.4 + 0.0 + 0.4) / 3)
+    assert rank_loss(np.array([1, 4]), np.array([2, 2])) == 1.5
+
+
+@pytest.mark.parametrize("name", ["oap_bagg", "oap_vp"])
+def test_unrounded_vote_loss_is_at_most_the_members_mean_loss(name, data):
+    """|sum_j v_j h_j(x) / sum_j v_j - y| <= sum_j v_j |h_j(x) - y| / sum_j v_j (Jensen): the
+    unrounded ensemble's test loss cannot exceed its members' weighted mean loss."""
+    from rankrepro.metrics import rank_loss
+
+    X, y = data
+    est = make(name, output="mean", N=9, tau=0.5)
+    est.fit_online(X, y)
+    ranks = np.stack([1 + np.sum((X @ est.member_coef_[j])[:, None] >= est.member_thresholds_[j][None, :], axis=1)
+                      for j in range(9)])
+    v = est.votes_ if name == "oap_vp" else np.ones(9)
+    member_loss = float(v @ np.abs(ranks - y).mean(axis=1) / v.sum())
+    assert rank_loss(est.predict(X), y) <= member_loss + 1e-12
+
+
 @pytest.mark.parametrize("name", sorted(REGISTRY))
 def test_bad_input_rejected(name, data):
     X, y = data

@@ -160,3 +160,19 @@ def test_compiled_agree_with_plain_reference(seed):
     np.testing.assert_array_equal(ens.fit_online(X, s.y_train), pred)
     np.testing.assert_allclose(ens.coef_, w, atol=1e-12)
     np.testing.assert_allclose(ens.thresholds_, b, atol=1e-12)
+
+
+def test_mcp_tie_rule():
+    """All prototypes start at zero: the first prediction is the lowest rank with
+    ties='lowest' (first maximum), the highest with ties='highest'; afterwards the two agree
+    wherever the scores are not tied."""
+    from rankrepro.algorithms import MulticlassPerceptron
+
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    y = np.array([3, 1, 2])
+    lo = MulticlassPerceptron(n_ranks=4).fit_online(X, y)
+    hi = MulticlassPerceptron(n_ranks=4, ties="highest").fit_online(X, y)
+    assert lo[0] == 1 and hi[0] == 4
+    m = MulticlassPerceptron(n_ranks=4, ties="highest").fit(X, y)
+    assert m.predict(np.zeros((1, 2)))[0] == 4
+    assert MulticlassPerceptron(n_ranks=4).fit(X, y).predict(np.zeros((1, 2)))[0] == 1

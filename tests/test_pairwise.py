@@ -17,26 +17,35 @@ def toy(rng, n_q=6, n_d=12, d=4, noise=0.0):
     return X, y, qid
 
 
-def plain(X, y, qid, T, alpha):
-    """Table 1 written out directly, keeping every hypothesis with its counter."""
+def plain(X, y, qid, T, alpha, order=None, alpha_iterations=100, committee=5):
+    """Tables 1 and 2 written out directly, keeping every hypothesis with its counter; the
+    pairs visited in ``order`` every pass (None: as make_pairs lists them)."""
     hi, lo, eta = make_pairs(y, qid)
+    order = np.arange(hi.size) if order is None else order
     w, c, hyps, miss = np.zeros(X.shape[1]), 0, [], np.zeros(hi.size)
+    K = []  # the committee: (w, c), admitted while not full, else when c beats the smallest
     alive = np.ones(hi.size, bool)
     for _ in range(T):
-        for p in range(hi.size):
+        for p in order:
             if not alive[p]:
                 continue
             if X[lo[p]] @ w >= X[hi[p]] @ w:
                 hyps.append((w.copy(), c))
+                if len(K) < committee:
+                    K.append((w.copy(), c))
+                else:
+                    m = min(range(len(K)), key=lambda k: K[k][1])
+                    if c > K[m][1]:
+                        K[m] = (w.copy(), c)
                 w = w + eta[p] * (X[hi[p]] - X[lo[p]])
                 c = 0
                 miss[p] += 1
-                if miss[p] > alpha * T:
+                if miss[p] > alpha * alpha_iterations:
                     alive[p] = False
             else:
                 c += 1
     hyps.append((w.copy(), c))
-    return hyps
+    return hyps, K
 
 
 def test_make_pairs():
@@ -46,20 +55,38 @@ def test_make_pairs():
     assert sorted(eta.tolist()) == [1 / 3, 1 / 3, 1 / 3, 1.0]
 
 
-@pytest.mark.parametrize("alpha", [0.85, 0.3])
-def test_outputs_match_plain_implementation(rng, alpha):
+@pytest.mark.parametrize("alpha, alpha_iterations", [(0.85, 100), (0.3, 6), (0.5, 3)])
+@pytest.mark.parametrize("order", ["file", "random"])
+def test_outputs_match_plain_implementation(rng, alpha, alpha_iterations, order):
+    """Ours equals Tables 1-2 written out plainly, on the same pair order: file order, or the
+    one permutation drawn from the seed ('random')."""
     X, y, qid = toy(rng, noise=0.3)
     T = 6
-    p = PairwisePerceptron(n_iter=T, committee=5, alpha=alpha, shuffle=False).fit(X, y, qid)
-    hyps = plain(X, y, qid, T, alpha)
+    p = PairwisePerceptron(n_iter=T, committee=5, alpha=alpha, alpha_iterations=alpha_iterations, order=order,
+                           seed=11).fit(X, y, qid)
+    n_pairs = make_pairs(y, qid)[0].size
+    perm = None if order == "file" else np.random.default_rng(11).permutation(n_pairs)
+    hyps, K = plain(X, y, qid, T, alpha, perm, alpha_iterations)
     np.testing.assert_allclose(p.last(), hyps[-1][0], atol=1e-12)
     Z = sum(c for _, c in hyps)
     np.testing.assert_allclose(p.average(), sum(c * w for w, c in hyps) / Z, atol=1e-12)
     best = max(c for _, c in hyps)
     assert any(np.allclose(p.pocket(), w) for w, c in hyps if c == best)
+    # the committee as Table 2 keeps it (the current hypothesis competes with its running counter)
     W, c = p.members()
-    top = sorted((c_ for _, c_ in hyps), reverse=True)[:5]
-    assert sorted(c.tolist(), reverse=True) == top
+    ref = sorted([c_ for _, c_ in K] + [hyps[-1][1]], reverse=True)[:5]
+    assert sorted(c.tolist(), reverse=True) == ref
+
+
+def test_pair_orders_differ_and_are_repeatable(rng):
+    X, y, qid = toy(rng, noise=0.3)
+    a = PairwisePerceptron(n_iter=3, order="random", seed=1).fit(X, y, qid).average()
+    b = PairwisePerceptron(n_iter=3, order="random", seed=1).fit(X, y, qid).average()
+    f = PairwisePerceptron(n_iter=3, order="file", seed=1).fit(X, y, qid).average()
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, f)
+    with pytest.raises(ValueError, match="order"):
+        PairwisePerceptron(order="sorted")
 
 
 def test_separable_data_reaches_zero_mistakes(rng):

@@ -60,6 +60,15 @@ def snakemake(w, *args):
                           capture_output=True, text=True, timeout=600)
 
 
+def test_snakemake_report_before_anything_ran(workdir):
+    """`snakemake --report` on a workflow nothing of which has run yet: a report (of nothing
+    made), not "marked for report but does not exist"."""
+    r = snakemake(workdir, "--report", "before.html")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert (workdir / "before.html").stat().st_size > 0
+    assert not (workdir / "runs").exists() or not list((workdir / "runs").rglob("*.json"))  # and it ran nothing
+
+
 def test_absent_data_is_not_run_and_the_rest_completes(workdir):
     r = snakemake(workdir)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -88,3 +97,19 @@ def test_snakemake_report(workdir):
     assert r.returncode == 0, r.stderr[-3000:]
     html = (workdir / "snakemake_report.html").read_text()
     assert "Replication report" in html and "crammer_singer2005" in html and "fig6" in html
+
+
+def test_snakemake_report_with_an_experiment_not_run_yet(workdir):
+    """A new experiment config, not run yet: --report still documents everything made
+    (and runs nothing)."""
+    new = workdir / "config/experiment/crammer_singer2005/fig6_copy.yaml"
+    new.write_text((workdir / "config/experiment/crammer_singer2005/fig6.yaml").read_text()
+                   .replace("artefact: fig6", "artefact: fig6_copy"))
+    try:
+        r = snakemake(workdir, "--report", "partial.html")
+        assert r.returncode == 0, r.stderr[-3000:]
+        html = (workdir / "partial.html").read_text()
+        assert "fig6" in html and "Replication report" in html
+        assert not (workdir / "runs/smoke/results/crammer_singer2005/fig6_copy.json").exists()
+    finally:
+        new.unlink()

@@ -50,7 +50,12 @@ METRICS: dict[str, MetricSpec] = {
     # LETOR (Elsas et al. 2008): one trial = one fold
     "valid_ndcg@10": MetricSpec("valid_ndcg@10", "validation NDCG@10 after each training step", True, False),
     "valid_map": MetricSpec("valid_map", "validation MAP after each training step", True, False),
-    "train_seconds": MetricSpec("train_seconds", "wall-clock training time of the fold (s)", False, False),
+    "train_seconds": MetricSpec("train_seconds", "CPU training time of the fold, every step (s)", False, False),
+    "selected_train_seconds": MetricSpec("selected_train_seconds",
+                                         "CPU time to train the validation-selected model (s)", False, False),
+    "selected_pairs_per_second": MetricSpec("selected_pairs_per_second",
+                                            "pair visits per CPU second while training the selected model",
+                                            False, False),
     "selected_step": MetricSpec("selected_step", "training step chosen by validation NDCG@10", False, False),
     **{f"test_{m}": MetricSpec(f"test_{m}", f"test {m.upper()} at the selected step, mean over the fold's "
                                              "test queries", False, False) for m in ("map", "ndcg@1", "ndcg@5", "ndcg@10")},
@@ -66,7 +71,9 @@ def rank_loss(y_pred, y_true) -> float:
         raise ValueError(f"rank_loss: shapes differ {y_pred.shape} vs {y_true.shape}")
     if y_pred.size == 0:
         raise ValueError("rank_loss: empty input")
-    return float(np.mean(np.abs(y_pred.astype(np.int64) - y_true.astype(np.int64))))
+    # real-valued predictions (the unrounded vote of OAP-Bagg / OAP-VP / voted PRank) are
+    # scored as they are: |H(x) - y|; integer ranks give the same value either way
+    return float(np.mean(np.abs(y_pred.astype(np.float64) - y_true.astype(np.float64))))
 
 
 def online_rank_loss_curve(y_pred, y_true, rounds) -> np.ndarray:

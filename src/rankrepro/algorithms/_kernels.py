@@ -264,7 +264,8 @@ def muprank_online(ip, ix, xv, y, logw, units, shift, eta, out):
 # Multiclass perceptron (uniform ultraconservative update) and Widrow-Hoff
 # ---------------------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def mcp_online(ip, ix, xv, y, W, out):
+def mcp_online(ip, ix, xv, y, W, out, high_ties=False):
+    """``high_ties``: a tie for the highest score goes to the highest rank (else the lowest)."""
     T = ip.shape[0] - 1
     k = W.shape[0]
     scores = np.empty(k)
@@ -272,7 +273,7 @@ def mcp_online(ip, ix, xv, y, W, out):
         best = 0
         for r in range(k):
             scores[r] = dot_row(W[r], ip, ix, xv, t)
-            if scores[r] > scores[best]:
+            if scores[r] > scores[best] or (high_ties and scores[r] == scores[best]):
                 best = r
         out[t] = best + 1
         yt = y[t] - 1
@@ -290,14 +291,14 @@ def mcp_online(ip, ix, xv, y, W, out):
 
 
 @njit(cache=True, nogil=True)
-def predict_mcp(ip, ix, xv, W, out):
+def predict_mcp(ip, ix, xv, W, out, high_ties=False):
     k = W.shape[0]
     for t in range(ip.shape[0] - 1):
         best = 0
         bs = dot_row(W[0], ip, ix, xv, t)
         for r in range(1, k):
             s = dot_row(W[r], ip, ix, xv, t)
-            if s > bs:
+            if s > bs or (high_ties and s == bs):
                 bs = s
                 best = r
         out[t] = best + 1

@@ -120,7 +120,9 @@ class OnlineRanker:
         sig = inspect.signature(cls.__init__)
         return [p for p in sig.parameters if p != "self"]
 
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The hyperparameters (scikit-learn's protocol; there are no nested estimators, so
+        ``deep`` changes nothing)."""
         return {k: getattr(self, k) for k in self._param_names()}
 
     def set_params(self, **params: Any) -> "OnlineRanker":
@@ -237,3 +239,20 @@ class OnlineRanker:
     def predict(self, X: Any) -> np.ndarray:
         self._check_fitted()
         return self._predict(self._check_X(X))
+
+    def __sklearn_tags__(self):
+        """scikit-learn (>= 1.6) asks every estimator for its tags: defaults, with y required
+        (scikit-learn is only needed by whoever calls this)."""
+        from sklearn.base import BaseEstimator
+
+        tags = BaseEstimator.__sklearn_tags__(self)
+        tags.target_tags.required = True
+        return tags
+
+    def score(self, X: Any, y: Any) -> float:
+        """Minus the average rank loss (1/n) sum |yhat - y| of the current rule on (X, y):
+        higher is better, as scikit-learn's model selection expects."""
+        from ..metrics import rank_loss
+
+        X = self._check_X(X)
+        return -rank_loss(self.predict(X), self._check_y(y, X.shape[0]))

@@ -7,27 +7,31 @@ import warnings
 import numpy as np
 
 from . import _kernels as K
-from .base import rows, Interval, OnlineRanker, round_to_rank
+from .base import rows, Interval, OneOf, OnlineRanker, round_to_rank
 
 
 class MulticlassPerceptron(OnlineRanker):
     """Multiclass perceptron MCP (Crammer & Singer 2001b), as Crammer & Singer (2005,
-    Sec. 6) use it: one prototype per rank, prediction ``argmax_r W_r.x`` (ties to the
-    lowest rank), and on a mistake the uniform ultraconservative update: W_y += x and every
+    Sec. 6) use it: one prototype per rank, prediction ``argmax_r W_r.x`` (a tie goes to the
+    lowest rank, ``ties='lowest'``, the usual first-maximum convention, or to the highest,
+    ``ties='highest'``; the paper does not say, and it decides the first rounds, where every
+    prototype is zero), and on a mistake the uniform ultraconservative update: W_y += x and every
     rank r != y with W_r.x >= W_y.x loses x / |E|.  Ranks are treated as unordered classes.
     """
 
     name = "mcp"
+    _constraints = {"ties": OneOf(("lowest", "highest"))}
 
-    def __init__(self, *, n_ranks: int = 5):
+    def __init__(self, *, n_ranks: int = 5, ties: str = "lowest"):
         self.n_ranks = n_ranks
+        self.ties = ties
 
     def _init_state(self, n_features: int) -> None:
         self.prototypes_ = np.zeros((self.n_ranks, n_features))
 
     def _online(self, X, y):
         out = np.empty(X.shape[0], dtype=np.int64)
-        K.mcp_online(*rows(X), y, self.prototypes_, out)
+        K.mcp_online(*rows(X), y, self.prototypes_, out, self.ties == "highest")
         return out
 
     def decision_function(self, X) -> np.ndarray:
@@ -36,7 +40,7 @@ class MulticlassPerceptron(OnlineRanker):
 
     def _predict(self, X):
         out = np.empty(X.shape[0], dtype=np.int64)
-        K.predict_mcp(*rows(X), self.prototypes_, out)
+        K.predict_mcp(*rows(X), self.prototypes_, out, self.ties == "highest")
         return out
 
 

@@ -4,12 +4,19 @@ Training pairs: within each query, every (less relevant, more relevant) document
 different labels; the difference vector D = d_more - d_less must score positive.
 
 * :class:`PairwisePerceptron` runs the perceptron of Elsas et al.'s Table 1 / Table 2 once
-  (visiting the pairs query by query in file order, as "for each training sample in S";
-  ``shuffle=True`` visits them in a new random order each pass) and exposes all its outputs: *last*, *pocket* (the hypothesis with the largest success
+  and exposes all its outputs: *last*, *pocket* (the hypothesis with the largest success
   counter c_i), *average* (sum_i c_i w_i / sum_i c_i) and the *committee* (the N_com
-  hypotheses with the largest c_i).  Updates are balanced per query, eta_q = 1/|S_q|; the
-  alpha-bound drops a pair once it has been misranked more than alpha * T times (T the
-  number of iterations planned), as "a fraction of the number of iterations" (Sec. 4).
+  hypotheses with the largest c_i; a hypothesis joins while the committee is not full, as
+  Table 2's text says, else when its counter beats the smallest).  Updates are balanced per
+  query, eta_q = 1/|S_q|; the alpha-bound drops a pair once it has been misranked more than
+  alpha * alpha_iterations times, "a fraction of the number of iterations" (Sec. 4), fixed
+  whatever the number of iterations a run is capped at.
+
+  The order in which "each training sample in S" is visited is not given.  ``order='random'``
+  (default): one random permutation of the pairs, drawn once from ``seed`` and laid out in
+  memory, then every pass in that order -- the usual reading of an online perceptron over a
+  training set; ``'file'``: query by query in file order, which lets the last queries of
+  every pass dominate the weights; ``'reshuffle'``: a new permutation every pass (slower).
 * :func:`committee_scores` combines committee members weighted by their validation score:
   "A" averages the weight vectors, "B" is the weighted Borda count (BordaFuse).
 * :class:`RankSVM` and :class:`RankBoost` are the baselines (see their docstrings).
@@ -23,6 +30,9 @@ import numpy as np
 from numba import njit
 
 from ..metrics import query_groups
+
+
+ORDERS = ("random", "file", "reshuffle")
 
 
 def make_pairs(y: np.ndarray, qid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -65,19 +75,21 @@ def _perceptron_pass(D, eta, order, w, c, alive, miss, bound, K_W, K_c, K_n, avg
             if ci > pocket_c[0]:
                 pocket_c[0] = ci
                 pocket_w[:] = w
-            n = K_n[0]
-            if n < K_W.shape[0]:
-                K_W[n, :] = w
-                K_c[n] = ci
-                K_n[0] = n + 1
-            else:
-                m = 0
-                for k in range(1, n):
-                    if K_c[k] < K_c[m]:
-                        m = k
-                if ci > K_c[m]:
-                    K_W[m, :] = w
-                    K_c[m] = ci
+        # Table 2: it joins the committee while the committee is not full, else when its
+        # counter beats the smallest member's
+        n = K_n[0]
+        if n < K_W.shape[0]:
+            K_W[n, :] = w
+            K_c[n] = ci
+            K_n[0] = n + 1
+        else:
+            m = 0
+            for k in range(1, n):
+                if K_c[k] < K_c[m]:
+                    m = k
+            if ci > K_c[m]:
+                K_W[m, :] = w
+                K_c[m] = ci
         e = eta[p]
         for j in range(d):
             w[j] += e * D[p, j]
@@ -93,19 +105,25 @@ class PairwisePerceptron:
     ``partial_fit_iteration()`` runs one pass; the outputs then reflect the hypotheses so
     far (the current one counted with its running counter)."""
 
-    def __init__(self, *, n_iter: int = 50, committee: int = 30, alpha: float = 0.85, shuffle: bool = False,
-                 seed=None):
-        if n_iter < 1 or committee < 1 or not (0 < alpha <= 1):
-            raise ValueError("n_iter >= 1, committee >= 1 and alpha in (0, 1] are required")
-        self.n_iter, self.committee, self.alpha, self.shuffle, self.seed = n_iter, committee, alpha, shuffle, seed
+    def __init__(self, *, n_iter: int = 50, committee: int = 30, alpha: float = 0.85, alpha_iterations: int = 100,
+                 order: str = "random", seed=None):
+        if n_iter < 1 or committee < 1 or not (0 < alpha <= 1) or alpha_iterations < 1:
+            raise ValueError("n_iter >= 1, committee >= 1, alpha in (0, 1] and alpha_iterations >= 1 are required")
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {ORDERS}, got {order!r}")
+        self.n_iter, self.committee, self.alpha, self.order, self.seed = n_iter, committee, alpha, order, seed
+        self.alpha_iterations = alpha_iterations
 
     def start(self, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> "PairwisePerceptron":
         hi, lo, eta = make_pairs(y, qid)
+        self.rng_ = np.random.default_rng(self.seed)
+        if self.order == "random":  # one permutation, laid out in memory: passes then run in order
+            perm = self.rng_.permutation(hi.size)
+            hi, lo, eta = hi[perm], lo[perm], eta[perm]
         self.D_ = (np.asarray(X, dtype=np.float64)[hi] - np.asarray(X, dtype=np.float64)[lo])
         self.eta_ = eta
         self.n_pairs_ = hi.size
         d = X.shape[1]
-        self.rng_ = np.random.default_rng(self.seed)
         self.w_ = np.zeros(d)
         self.c_ = np.zeros(1)
         self.alive_ = np.ones(hi.size, dtype=np.bool_)
@@ -121,9 +139,9 @@ class PairwisePerceptron:
         return self
 
     def partial_fit_iteration(self) -> None:
-        order = self.rng_.permutation(self.n_pairs_) if self.shuffle else np.arange(self.n_pairs_)
+        order = self.rng_.permutation(self.n_pairs_) if self.order == "reshuffle" else np.arange(self.n_pairs_)
         _perceptron_pass(self.D_, self.eta_, order, self.w_, self.c_, self.alive_, self.miss_,
-                         self.alpha * self.n_iter, self.K_W_, self.K_c_, self.K_n_, self.avg_acc_, self.avg_z_,
+                         self.alpha * self.alpha_iterations, self.K_W_, self.K_c_, self.K_n_, self.avg_acc_, self.avg_z_,
                          self.pocket_w_, self.pocket_c_)
         self.iterations_ += 1
 

@@ -19,13 +19,14 @@ NDCG@10, as the paper does, and times the training.
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar, Iterator
 
 import numpy as np
 from numba import njit
 
-from .base import Interval, ParamError
-from .pairwise import PairwisePerceptron, committee_scores, make_pairs, mean_ndcg_columns
+from .base import Interval, OneOf, ParamError
+from .pairwise import ORDERS, PairwisePerceptron, committee_scores, make_pairs, mean_ndcg_columns
 
 EvalSet = tuple[np.ndarray, np.ndarray, np.ndarray]  # X, y, qid
 
@@ -56,9 +57,9 @@ class BatchRanker:
     def validate(self) -> "BatchRanker":
         for name, rule in self._constraints.items():
             v = getattr(self, name)
-            ok = rule.check(v) if isinstance(rule, Interval) else rule(v)
+            ok = rule.check(v) if isinstance(rule, (Interval, OneOf)) else rule(v)
             if not ok:
-                raise ParamError(name, v, rule.describe() if isinstance(rule, Interval) else rule.__doc__,
+                raise ParamError(name, v, rule.describe() if isinstance(rule, (Interval, OneOf)) else rule.__doc__,
                                  type(self).__name__)
         return self
 
@@ -74,28 +75,29 @@ def _outputs(v):
 class PerceptronRanker(BatchRanker):
     name = "perceptron"
     _constraints = {"n_iter": Interval(int, 1, None), "committee": Interval(int, 1, None),
-                    "alpha": Interval(float, 0.0, 1.0, left_open=True), "output": _outputs}
+                    "alpha": Interval(float, 0.0, 1.0, left_open=True), "output": _outputs,
+                    "alpha_iterations": Interval(int, 1, None), "order": OneOf(ORDERS)}
 
     def __init__(self, *, output: str = "committee_A", n_iter: int = 50, committee: int = 30, alpha: float = 0.85,
-                 shuffle: bool = False, seed=None):
+                 alpha_iterations: int = 100, order: str = "random", seed=None):
         self.output, self.n_iter, self.committee, self.alpha, self.seed = output, n_iter, committee, alpha, seed
-        self.shuffle = shuffle
+        self.alpha_iterations, self.order = alpha_iterations, order
 
     def iterate(self, X, y, qid, evals):
-        import time
-
         _warm_up()
-        t0 = time.perf_counter()
-        p = PairwisePerceptron(n_iter=self.n_iter, committee=self.committee, alpha=self.alpha, shuffle=self.shuffle,
-                               seed=self.seed)
+        t0 = time.process_time()
+        p = PairwisePerceptron(n_iter=self.n_iter, committee=self.committee, alpha=self.alpha,
+                               alpha_iterations=self.alpha_iterations, order=self.order, seed=self.seed)
         p.start(X, y, qid)
-        #: time spent learning (pair construction and passes), without per-step evaluation
-        self.train_seconds_ = time.perf_counter() - t0
+        #: CPU time spent learning (pair construction and passes), without per-step evaluation
+        self.train_seconds_ = time.process_time() - t0
         Xv, yv, qv = evals[0]
         for t in range(1, self.n_iter + 1):
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             p.partial_fit_iteration()
-            self.train_seconds_ += time.perf_counter() - t0
+            self.train_seconds_ += time.process_time() - t0
+            # what training up to this step costs, and how many pairs it visited
+            self.step_seconds_, self.step_pairs_ = self.train_seconds_, t * p.n_pairs_
             if self.output.startswith("committee"):
                 W, _ = p.members()
                 weights = mean_ndcg_columns(Xv @ W.T, yv, qv, 10)
@@ -167,13 +169,20 @@ class RankSVM(BatchRanker):
     name = "ranksvm"
 
     def _grid(v):
-        """a non-empty list of positive C values"""
-        return isinstance(v, (list, tuple)) and len(v) > 0 and all(isinstance(c, (int, float)) and c > 0 for c in v)
+        """a non-empty list of positive C values ('svmlight': SVMlight's default, 1 / mean ||x||^2)"""
+        return isinstance(v, (list, tuple)) and len(v) > 0 and all(
+            c == "svmlight" or (isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0) for c in v)
 
     _constraints = {"C_grid": _grid, "max_pass": Interval(int, 1, None), "eps": Interval(float, 0.0, None, True)}
 
     def __init__(self, *, C_grid=(0.001, 0.01, 0.1, 1.0), max_pass: int = 200, eps: float = 0.1, seed=None):
         self.C_grid, self.max_pass, self.eps, self.seed = list(C_grid), max_pass, eps, seed
+
+    @staticmethod
+    def svmlight_default_C(D: np.ndarray) -> float:
+        """SVMlight's default C: 1 / mean ||x||^2 over the training examples (here the pair
+        differences)."""
+        return float(1.0 / np.mean(np.einsum("ij,ij->i", D, D)))
 
     def fit_C(self, D: np.ndarray, C: float, seed: int) -> np.ndarray:
         w = np.zeros(D.shape[1])
@@ -182,18 +191,22 @@ class RankSVM(BatchRanker):
         return w
 
     def iterate(self, X, y, qid, evals):
-        import time
-
         _warm_up()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         hi, lo, _ = make_pairs(y, qid)
         D = np.asarray(X, dtype=np.float64)[hi] - np.asarray(X, dtype=np.float64)[lo]
         seed = int(np.random.default_rng(self.seed).integers(1, 2**62))
-        self.train_seconds_ = time.perf_counter() - t0
+        setup = time.process_time() - t0
+        self.train_seconds_ = setup
         for C in self.C_grid:
-            t0 = time.perf_counter()
+            C = self.svmlight_default_C(D) if C == "svmlight" else float(C)
+            t0 = time.process_time()
             w = self.fit_C(D, C, seed)
-            self.train_seconds_ += time.perf_counter() - t0
+            fit = time.process_time() - t0
+            self.train_seconds_ += fit
+            # what training at this C alone costs (setup + one fit), and its pair visits
+            self.step_seconds_, self.step_pairs_ = setup + fit, self.passes_ * D.shape[0]
+            self.C_ = C
             yield C, [Xe @ w for Xe, _, _ in evals]
 
 

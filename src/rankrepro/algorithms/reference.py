@@ -55,6 +55,226 @@ def oap_bpm_plain(X: np.ndarray, y: np.ndarray, k: int, mask: np.ndarray) -> tup
     return preds, W.mean(axis=0), B.mean(axis=0)
 
 
+
+# -------------------------------------------------------------------------------------
+# The rest of Crammer & Singer (2005) and Harrington (2003), from the papers' text.
+# Conventions shared with the papers: ranks 1..k, thresholds b_1..b_{k-1} (b_k = +inf),
+# H(x) = min {r : w.x - b_r < 0}; y_r = -1 if y <= r else +1.  Each learner returns the
+# online predictions (made before the round's update) and its final state.
+# -------------------------------------------------------------------------------------
+def _dot(w: np.ndarray, x: np.ndarray) -> float:
+    """w.x as NumPy computes it.  Its summation order is not the compiled kernels' (CSR
+    order); the tests swap in a sequential sum to show that on instances whose w.x can
+    equal a threshold exactly in decimal (ratings in steps of 0.1 or 0.2, integer
+    thresholds), that order alone decides a tied prediction."""
+    return float(w @ x)
+
+
+def _threshold_rank(s: float, b: np.ndarray) -> int:
+    """min {r : s - b_r < 0}, with b_k = +inf."""
+    below = np.flatnonzero(s - b < 0)
+    return int(below[0]) + 1 if below.size else b.size + 1
+
+
+def _virtual_labels(y: int, k: int) -> np.ndarray:
+    """(y_1, ..., y_{k-1}): y_r = -1 if y <= r else +1 (Fig. 2, step 1)."""
+    return np.where(y <= np.arange(1, k), -1.0, 1.0)
+
+
+def _nearest_rank(score: float, k: int) -> int:
+    """The rank closest to a real number, a half rounded up, clipped to 1..k."""
+    lower = np.floor(score)
+    r = lower + 1.0 if score - lower >= 0.5 else lower
+    return int(min(max(r, 1.0), float(k)))
+
+
+def si_prank_plain(X: np.ndarray, y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Si-PRank (Crammer & Singer 2005, Sec. 3): PRank's steps 1-2 (Fig. 2), then step 3
+    "If yhat > y Then r = yhat - 1 Else r = yhat", and w += tau_r x, b_r -= tau_r, the
+    other thresholds kept.  Returns (online predictions, w, b)."""
+    w = np.zeros(X.shape[1])
+    b = np.zeros(k - 1)
+    preds = np.empty(len(y), dtype=np.int64)
+    for t in range(len(y)):
+        s = _dot(w, X[t])
+        yhat = _threshold_rank(s, b)
+        preds[t] = yhat
+        if yhat == y[t]:
+            continue
+        yr = _virtual_labels(y[t], k)
+        tau = np.where((s - b) * yr <= 0, yr, 0.0)
+        r = yhat - 1 if yhat > y[t] else yhat      # 1-based threshold index
+        w = w + tau[r - 1] * X[t]
+        b[r - 1] = b[r - 1] - tau[r - 1]
+    return preds, w, b
+
+
+def mcp_plain(X: np.ndarray, y: np.ndarray, k: int, ties: str = "lowest",
+              update: str = "mistake") -> tuple[np.ndarray, np.ndarray]:
+    """Multiclass perceptron with the uniform ultraconservative update (Crammer & Singer
+    2001b; the MCP of Crammer & Singer 2005, Sec. 6).  k prototypes M_r, all zero at the
+    start; yhat = argmax_r M_r.x (a tie to the lowest rank, ``ties='lowest'``, or to the
+    highest, ``ties='highest'``); error set E = {r != y : M_r.x >= M_y.x}; the update
+    tau_y = 1, tau_r = -1/|E| for r in E, 0 otherwise, M_r += tau_r x.
+
+    ``update='mistake'`` updates on the rounds with yhat != y; ``update='error_set'`` on the
+    rounds with E non-empty, which adds the rounds where y ties for the top score and
+    wins the tie.  Returns (online predictions, M as a k x n array)."""
+    if ties not in ("lowest", "highest"):
+        raise ValueError(f"mcp_plain: ties must be 'lowest' or 'highest', got {ties!r}")
+    if update not in ("mistake", "error_set"):
+        raise ValueError(f"mcp_plain: update must be 'mistake' or 'error_set', got {update!r}")
+    M = np.zeros((k, X.shape[1]))
+    preds = np.empty(len(y), dtype=np.int64)
+    for t in range(len(y)):
+        scores = np.array([_dot(M[r], X[t]) for r in range(k)])
+        top = np.flatnonzero(scores == scores.max())
+        yhat = int(top[0] if ties == "lowest" else top[-1]) + 1
+        preds[t] = yhat
+        yi = y[t] - 1
+        E = [r for r in range(k) if r != yi and scores[r] >= scores[yi]]
+        if (update == "mistake" and yhat == y[t]) or not E:
+            continue
+        tau = np.zeros(k)
+        tau[yi] = 1.0
+        tau[E] = -1.0 / len(E)
+        for r in [yi] + E:
+            M[r] = M[r] + tau[r] * X[t]
+    return preds, M
+
+
+def widrow_hoff_plain(X: np.ndarray, y: np.ndarray, k: int, eta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Widrow-Hoff (LMS) on the rank value, w starting at zero: predict w.x rounded to the
+    closest rank (Crammer & Singer 2005, Sec. 6; halves up, clipped to 1..k), then
+    w += eta (y - w.x) x.  Returns (online predictions, w)."""
+    w = np.zeros(X.shape[1])
+    preds = np.empty(len(y), dtype=np.int64)
+    for t in range(len(y)):
+        s = _dot(w, X[t])
+        preds[t] = _nearest_rank(s, k)
+        w = w + eta * (y[t] - s) * X[t]
+    return preds, w
+
+
+def mu_prank_plain(X: np.ndarray, y: np.ndarray, k: int, eta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mu-PRank (Crammer & Singer 2005, Fig. 5), in the paper's own (exponentiated)
+    domain: w_i = b_r = 1/(n+k-1) at the start; on a mistake PRank's tau (steps 1-2),
+    Z = sum_i w_i e^{eta x_i sum_r tau_r} + sum_r b_r e^{-eta tau_r},
+    w_i <- w_i e^{eta x_i sum_r tau_r} / Z and b_r <- b_r e^{-eta tau_r} / Z.
+    Overflows for large eta * |x|; the compiled learner works with logarithms.
+    Returns (online predictions, w, b)."""
+    n = X.shape[1]
+    w = np.full(n, 1.0 / (n + k - 1))
+    b = np.full(k - 1, 1.0 / (n + k - 1))
+    preds = np.empty(len(y), dtype=np.int64)
+    for t in range(len(y)):
+        s = _dot(w, X[t])
+        yhat = _threshold_rank(s, b)
+        preds[t] = yhat
+        if yhat == y[t]:
+            continue
+        yr = _virtual_labels(y[t], k)
+        tau = np.where((s - b) * yr <= 0, yr, 0.0)
+        w_new = w * np.exp(eta * X[t] * tau.sum())
+        b_new = b * np.exp(-eta * tau)
+        Z = w_new.sum() + b_new.sum()
+        w, b = w_new / Z, b_new / Z
+    return preds, w, b
+
+
+def voted_prank_plain(X: np.ndarray, y: np.ndarray, k: int):
+    """PRank with the voted-perceptron bookkeeping of Freund & Schapire (1999, Fig. 1),
+    as Harrington (2003, Secs. 3.1, 4.1) applies it to PRank: the initial rule (0, 0) is
+    stored with count c = 0; a correct prediction adds 1 to the current rule's count; a
+    mistake makes PRank's update (Fig. 2) and stores the new rule with c = 1.  The online
+    predictions are those of the current rule.  Returns (online predictions, W (u x n),
+    B (u x k-1), c (u,)) of the u stored rules."""
+    w = np.zeros(X.shape[1])
+    b = np.zeros(k - 1)
+    Ws, Bs, cs = [w.copy()], [b.copy()], [0.0]
+    preds = np.empty(len(y), dtype=np.int64)
+    for t in range(len(y)):
+        s = _dot(w, X[t])
+        yhat = _threshold_rank(s, b)
+        preds[t] = yhat
+        if yhat == y[t]:
+            cs[-1] += 1.0
+            continue
+        yr = _virtual_labels(y[t], k)
+        tau = np.where((s - b) * yr <= 0, yr, 0.0)
+        w = w + tau.sum() * X[t]
+        b = b - tau
+        Ws.append(w.copy())
+        Bs.append(b.copy())
+        cs.append(1.0)
+    return preds, np.array(Ws), np.array(Bs), np.array(cs)
+
+
+def member_ranks(X: np.ndarray, W: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """h_i(x) = min {r : w_i.x - b_{i,r} < 0} for every rule i (rows of W, B) and every row
+    of X: an (n_rows x n_rules) integer array."""
+    out = np.empty((X.shape[0], W.shape[0]), dtype=np.int64)
+    for i in range(W.shape[0]):
+        for t in range(X.shape[0]):
+            out[t, i] = _threshold_rank(_dot(W[i], X[t]), B[i])
+    return out
+
+
+def weighted_rank_vote(X: np.ndarray, W: np.ndarray, B: np.ndarray, v: np.ndarray, k: int,
+                       output: str = "mean") -> np.ndarray:
+    """H(x) = sum_i v_i h_i(x) / |sum_i v_i|: the voted PRank's output (v the survival
+    counts) and OAP-VP's (v the members' numbers of correct ranks), Harrington (2003,
+    Sec. 3.1).  With every v_i = 0 the ratio is undefined; it is then taken with equal
+    weights (OAP-Bagg's mean), the convention of our learners.  ``output='mean'``: the
+    real number; ``'rank'``: the closest rank to it."""
+    v = np.asarray(v, dtype=float)
+    if not np.any(v != 0):
+        v = np.ones_like(v)
+    score = member_ranks(X, W, B).astype(float) @ v / abs(v.sum())
+    return score if output == "mean" else np.array([_nearest_rank(s, k) for s in score], dtype=np.int64)
+
+
+def oap_bagg_output(X: np.ndarray, W: np.ndarray, B: np.ndarray, k: int, output: str = "mean") -> np.ndarray:
+    """OAP-Bagg (Harrington 2003, Sec. 3.1): H(x) = sum_j h_j(x) / N."""
+    score = member_ranks(X, W, B).mean(axis=1)
+    return score if output == "mean" else np.array([_nearest_rank(s, k) for s in score], dtype=np.int64)
+
+
+def oap_vote_plain(X: np.ndarray, y: np.ndarray, k: int, mask: np.ndarray, rule: str):
+    """OAP-Bagg (``rule='bagg'``) or OAP-VP (``rule='vp'``), Harrington (2003, Sec. 3.1):
+    N PRanks, member j run on round t iff mask[t, j] (the Bernoulli draws b_{j,t} of
+    Algorithm 2); v_j counts member j's correct ranks on the rounds it is run.  The online
+    prediction of round t is the closest rank to the ensemble's output H(x_t) before the
+    round.  Returns (online predictions, online outputs H(x_t) unrounded, W (N x n),
+    B (N x k-1), v (N,))."""
+    if rule not in ("bagg", "vp"):
+        raise ValueError(f"oap_vote_plain: rule must be 'bagg' or 'vp', got {rule!r}")
+    N = mask.shape[1]
+    W = np.zeros((N, X.shape[1]))
+    B = np.zeros((N, k - 1))
+    v = np.zeros(N)
+    preds = np.empty(len(y), dtype=np.int64)
+    scores = np.empty(len(y))
+    for t in range(len(y)):
+        x = X[t:t + 1]
+        if rule == "bagg":
+            scores[t] = oap_bagg_output(x, W, B, k)[0]
+        else:
+            scores[t] = weighted_rank_vote(x, W, B, v, k)[0]
+        preds[t] = _nearest_rank(scores[t], k)
+        for j in range(N):
+            if not mask[t, j]:
+                continue
+            s = _dot(W[j], X[t])
+            if _threshold_rank(s, B[j]) == y[t]:
+                v[j] += 1.0
+                continue
+            yr = _virtual_labels(y[t], k)
+            tau = np.where((s - B[j]) * yr <= 0, yr, 0.0)
+            W[j] = W[j] + tau.sum() * X[t]
+            B[j] = B[j] - tau
+    return preds, scores, W, B, v
+
 # -------------------------------------------------------------------------------------
 # collaborative ordinal regression (Yu, Yu & Tresp 2006), as written in the paper
 # -------------------------------------------------------------------------------------

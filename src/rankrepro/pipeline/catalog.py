@@ -278,7 +278,6 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
                                               f"(known: {', '.join(list_experiments(root))})")
     if scale not in list_scales(root):
         raise ConfigError(name, "scale", f"unknown scale '{scale}' (known: {', '.join(list_scales(root))})")
-    cfg = None
     try:
         cfg = _compose(root, name, scale, list(overrides))
         OmegaConf.resolve(cfg)
@@ -287,7 +286,7 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
         checked = OmegaConf.merge(OmegaConf.structured(RootCfg), OmegaConf.to_container(cfg))
         OmegaConf.to_container(checked, throw_on_missing=True)
     except Exception as e:  # Hydra wraps the OmegaConf error that names the key
-        raise _config_error(name, e, root, cfg) from None
+        raise _config_error(name, e) from None
     exp = _validate(name, scale, cfg)
     _add_sensitivity(exp)
     return exp
@@ -378,147 +377,156 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None) -> No
                          f"'{d.choice}' is not a sensitivity choice of this experiment ({', '.join(choices) or 'none'})")
 
 
-def _config_error(name: str, exc: BaseException, root: Path | None = None, cfg: DictConfig | None = None) -> ConfigError:
+def _config_error(name: str, exc: BaseException) -> ConfigError:
     """The most precise description in an exception chain: the key and the first line
-    of the OmegaConf message, with the config file Hydra was composing.  YAML syntax errors
-    (a duplicate key, a malformed line) name the key at the line YAML points to; an
-    interpolation that cannot resolve names the key holding it."""
+    of the OmegaConf message, with the config file Hydra was composing.  A YAML syntax
+    error or duplicate key names the key at its line (and file:line); an interpolation that
+    cannot be resolved names the key holding it; an error inside a list element (reported
+    by OmegaConf relative to the element) is located in the file it came from."""
     where = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     e: BaseException | None = exc
     while e is not None:
         if isinstance(e, OmegaConfBaseException) and getattr(e, "full_key", None):
             msg = str(e).splitlines()[0]
             key = str(e.full_key)
-            m = re.match(r"In '([^']+)'", where)
-            if m:
-                msg = f"{msg} ({m.group(1)})"
-                if "." not in key and "[" not in key and root is not None:  # relative to a list element
-                    key = _yaml_key_of_value(root / f"{m.group(1)}.yaml", key, getattr(e, "msg", "") or str(e)) or key
+            if where.startswith("In '"):
+                msg = f"{msg} ({where.split(':')[0]})"
+                key = _locate_in_file(exc, where, key, getattr(e, "value", None)) or key
             return ConfigError(name, key, msg)
-        if _is_yaml_error(e):
-            return _yaml_error(name, e)
-        if type(e).__name__ in ("InterpolationResolutionError", "InterpolationKeyError",
-                                "UnsupportedInterpolationType", "GrammarParseError") and cfg is not None:
-            key = _failing_interpolation(cfg)
+        mark = getattr(e, "context_mark", None) or getattr(e, "problem_mark", None)
+        if mark is not None and getattr(mark, "name", None):  # a YAML scanner/parser/constructor error
+            dup = re.search(r"found duplicate key (\S+)", str(e))
+            line = (getattr(e, "problem_mark", None) or mark).line + 1 if dup else mark.line + 1
+            key = _yaml_key_at(exc, mark.name, line)
+            problem = (getattr(e, "problem", None) or str(e).splitlines()[-1]).strip()
+            return ConfigError(name, key, f"{mark.name}:{line}: {problem}")
+        if isinstance(e, OmegaConfBaseException) and "nterpolation" in type(e).__name__:
+            key, msg = _find_bad_interpolation(exc)
             if key:
-                return ConfigError(name, key, str(e).splitlines()[0])
+                return ConfigError(name, key, msg)
         e = e.__cause__ or e.__context__
     return ConfigError(name, "defaults", where)
 
 
-def _is_yaml_error(e: BaseException) -> bool:
-    import yaml
-
-    return isinstance(e, yaml.MarkedYAMLError)
-
-
-def _yaml_error(name: str, e: BaseException) -> ConfigError:
-    """A YAML syntax error: the key at the line it points to (the duplicate key itself, or
-    the start of the construct that is malformed), with file:line."""
-    problem = str(getattr(e, "problem", "") or "")
-    mark = e.problem_mark if "duplicate key" in problem or e.context_mark is None else e.context_mark
-    path = Path(mark.name)
-    key = _yaml_key_at(path, mark.line) if path.is_file() else None
-    text = f"{path.name}:{mark.line + 1}: {' '.join(str(e.context or '').split())} {problem}".strip()
-    return ConfigError(name, key or f"{path.name}:{mark.line + 1}", f"invalid YAML ({text})")
+def _frame_local(exc: BaseException, local: str, kind: type) -> Any:
+    """A local variable of a frame the exception passed through (innermost first)."""
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        v = tb.tb_frame.f_locals.get(local)
+        if isinstance(v, kind):
+            found = v
+        tb = tb.tb_next
+    return found
 
 
-_YAML_KEY = re.compile(r"^(\s*)(-\s+)?([^\s#:{}\[\],-][^:#{}\[\],]*?)\s*:(\s|$)")
+def _find_bad_interpolation(exc: BaseException) -> tuple[str | None, str]:
+    """The key whose interpolation fails, found by resolving the composed config leaf by leaf
+    (``OmegaConf.resolve`` reports no key)."""
+    cfg = _frame_local(exc, "cfg", DictConfig)
+    if cfg is None:
+        return None, ""
+    try:
+        OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as err:
+        if getattr(err, "full_key", None):
+            return str(err.full_key), f"cannot resolve {err.child_node if err.child_node is not None else ''}: " \
+                                      f"{str(err).splitlines()[0]}"
+    return None, ""
 
 
-def _yaml_key_at(path: Path, line: int) -> str | None:
-    """The dotted key of block-style YAML at a 0-based line (list items as [i]); None when
-    the line holds no key."""
-    lines = path.read_text(errors="replace").splitlines()
-    if not 0 <= line < len(lines):
+def _group_prefix(exc: BaseException, rel: str) -> str:
+    """The dotted key under which a config file is mounted: '' for experiment files (global
+    package), 'dataset.', 'scale.', or 'algorithms.<key>.' for an algorithm file (looked up
+    in the experiment's defaults list)."""
+    group, _, stem = rel.partition("/")
+    if group in ("dataset", "scale"):
+        return group + "."
+    if group == "algorithm":
+        cfg_dir = _frame_local(exc, "root", Path)
+        exp = _frame_local(exc, "name", str)
+        if cfg_dir is not None and exp:
+            f = Path(cfg_dir) / "experiment" / f"{exp}.yaml"
+            text = f.read_text() if f.is_file() else ""
+            m = re.search(r"/algorithm@algorithms\.(\w+)\s*:\s*" + re.escape(stem) + r"\s*$", text, re.M)
+            if m:
+                return f"algorithms.{m.group(1)}."
+        return f"algorithms.{stem}."
+    return ""
+
+
+def _yaml_key_at(exc: BaseException, file: str, line: int) -> str:
+    """The dotted key of ``line`` of a YAML file, from the indentation of the lines above
+    (list items are shown as [i])."""
+    try:
+        lines = Path(file).read_text(errors="replace").splitlines()[:line]
+    except OSError:
+        return Path(file).name
+    parts: list[tuple[int, str]] = []
+    for text in lines:
+        stripped = text.lstrip(" ")
+        if not stripped or stripped.startswith("#"):
+            continue
+        ind = len(text) - len(stripped)
+        item = stripped.startswith("- ")
+        body = stripped[2:] if item else stripped
+        while parts and parts[-1][0] >= ind + (0 if not item else 1) and not (item and parts[-1][1].startswith("[")
+                                                                               and parts[-1][0] == ind):
+            parts.pop()
+        if item:
+            n = 0
+            if parts and parts[-1][1].startswith("[") and parts[-1][0] == ind:
+                n = int(parts.pop()[1][1:-1]) + 1
+            parts.append((ind, f"[{n}]"))
+            ind += 2
+        m = re.match(r"([A-Za-z_][\w@/.-]*)\s*:", body)
+        if m:
+            parts.append((ind, m.group(1)))
+    rel = _config_rel(file)
+    key = "".join(p if p.startswith("[") else f".{p}" for _, p in parts).lstrip(".")
+    if rel.startswith("experiment/") and key.startswith("defaults"):
+        return "defaults"
+    return (_group_prefix(exc, rel) + key).rstrip(".") or rel
+
+
+def _config_rel(file: str) -> str:
+    """'group/stem' of a config file path (the part after the config folder)."""
+    p = Path(file).with_suffix("")
+    parts = p.parts
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] in ("experiment", "algorithm", "dataset", "scale"):
+            return "/".join(parts[i:])
+    return p.name
+
+
+def _locate_in_file(exc: BaseException, where: str, key: str, value: Any) -> str | None:
+    """Full key of a bad value that OmegaConf reports relative to a list element: find the
+    leaf ``key`` holding ``value`` in the file Hydra names (``In 'group/file'``)."""
+    if "." in key or "[" in key:
         return None
-    raw = lines[line]
-    m = _YAML_KEY.match(raw)
-    cur = len(raw) - len(raw.lstrip())
-    if m:
-        parts = [m.group(3).strip()]
-        if m.group(2):
-            parts.append(f"[{_item_index(lines, line, cur)}]")
-    elif raw.lstrip().startswith("- "):  # a flow item: "- {key: value, ...}"
-        parts = [f"[{_item_index(lines, line, cur)}]"]
-    else:
+    m = re.match(r"In '([^']+)'", where)
+    cfg_dir = _frame_local(exc, "root", Path)
+    if not m or cfg_dir is None:
         return None
-    for j in range(line - 1, -1, -1):
-        r = lines[j]
-        if not r.strip() or r.lstrip().startswith("#"):
-            continue
-        ind = len(r) - len(r.lstrip())
-        if ind >= cur:
-            continue
-        mm = _YAML_KEY.match(r)
-        if r.lstrip().startswith("- "):
-            parts.append(f"[{_item_index(lines, j, ind)}]")
-        elif mm:
-            parts.append(mm.group(3).strip())
-        else:
-            continue
-        cur = ind
-        if ind == 0:
-            break
-    out = ""
-    for p in reversed(parts):
-        out += p if (p.startswith("[") or not out) else "." + p
-    return out
-
-
-def _item_index(lines: list[str], j: int, ind: int) -> int:
-    """How many list items at this indentation come before line j (same list)."""
-    n = 0
-    for k in range(j - 1, -1, -1):
-        raw = lines[k]
-        if not raw.strip() or raw.lstrip().startswith("#"):
-            continue
-        i = len(raw) - len(raw.lstrip())
-        if i < ind:
-            break
-        if i == ind and raw.lstrip().startswith("- "):
-            n += 1
-        elif i == ind:
-            break
-    return n
-
-
-def _yaml_key_of_value(path: Path, key: str, msg: str) -> str | None:
-    """The full key of ``key: <value>`` on a line of ``path`` (the value quoted in an
-    OmegaConf message), e.g. 'mean' inside the first published entry."""
-    if not path.is_file():
+    f = Path(cfg_dir) / f"{m.group(1)}.yaml"
+    try:
+        raw = OmegaConf.to_container(OmegaConf.load(f), resolve=False)
+    except Exception:  # noqa: BLE001 - best effort; the plain key is reported otherwise
         return None
-    m = re.search(r"Value '([^']*)'", msg)
-    pat = re.compile(rf"(^|[\s{{,]){re.escape(key)}\s*:\s*{re.escape(m.group(1)) if m else ''}")
-    for i, line in enumerate(path.read_text(errors="replace").splitlines()):
-        if pat.search(line):
-            outer = _yaml_key_at(path, i)
-            if outer is None:
-                return None
-            return outer if outer.endswith(f".{key}") or outer == key else f"{outer}.{key}"
-    return None
+    hits: list[str] = []
 
-
-def _failing_interpolation(cfg: DictConfig) -> str | None:
-    """The first key whose ${...} interpolation does not resolve."""
-    raw = OmegaConf.to_container(cfg, resolve=False)
-
-    def walk(node, prefix):
+    def walk(node, path):
         if isinstance(node, dict):
             for k, v in node.items():
-                yield from walk(v, f"{prefix}.{k}" if prefix else str(k))
+                sub = f"{path}.{k}" if path else str(k)
+                if str(k) == key and not isinstance(v, (dict, list)) and str(v) == str(value):
+                    hits.append(sub)
+                walk(v, sub)
         elif isinstance(node, list):
             for i, v in enumerate(node):
-                yield from walk(v, f"{prefix}[{i}]")
-        elif isinstance(node, str) and "${" in node:
-            yield prefix
+                walk(v, f"{path}[{i}]")
 
-    for key in walk(raw, ""):
-        try:
-            OmegaConf.select(cfg, key, throw_on_missing=True)
-        except Exception:
-            return key
-    return None
+    walk(raw, "")
+    return _group_prefix(exc, m.group(1)) + hits[0] if len(hits) == 1 else None
 
 
 def _require(name: str, key: str, ok: bool, message: str) -> None:
@@ -676,176 +684,258 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
 
 
 # -------------------------------------------------------------------------------------
-# cross-field checks: values that parse but cannot run or cannot be evaluated
+# cross-field checks: sizes against the data, claims against the cells, figure options
 # -------------------------------------------------------------------------------------
-SEED_MAX = 2**63 - 1  # seeds are recorded as int64 with the results
+#: the largest seed kept: results and provenance store it as int64
+MAX_SEED = 2**63 - 1
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return _is_number(v) and math.isfinite(v)
 
 
 def _validate_cross_fields(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
-    """What the schema and the per-key ranges cannot see: builder parameters (each builder's
-    declared constraint table), sizes against the data set, published values and claims
-    against the cells the sweep makes, figure options against matplotlib."""
+    """Checks across keys, run after the cells are known (called at the end of ``_validate``)."""
+    e = cfg.experiment
+    _require(name, "experiment.seed", e.seed <= MAX_SEED, f"must be <= 2**63 - 1 (int64), got {e.seed}")
     _validate_dataset(name, cfg)
     _validate_published(name, cfg, cells)
     _validate_claims(name, cfg, cells)
     _validate_figure(name, cfg)
 
 
+def _data_capacity(cfg: DictConfig) -> tuple[int | None, str]:
+    """The most examples one trial can draw from the configured data (the largest over the
+    data set and its substitutes, from the registry's official statistics), with a reason."""
+    d = cfg.dataset
+    params = OmegaConf.to_container(d.params)
+    if d.builder == "cf_people":
+        first = params.get("first", 300)
+        return (int(first), f"dataset.params.first = {first}: the items of the target person") \
+            if _is_number(first) else (None, "")
+    if d.source is None or d.builder not in ("cf_judges", "cf_viewer_stream"):
+        return None, ""
+    from ..data.registry import REGISTRY as DATA_REGISTRY
+
+    entry = DATA_REGISTRY.get(d.source)
+    if entry is None:
+        return None, ""
+    names = (entry.name, *entry.substitutes)
+    stat = "pairs" if d.builder == "cf_judges" else "items"
+    sizes = []
+    for n in names:
+        st = DATA_REGISTRY[n].stats if n in DATA_REGISTRY else {}
+        v = st.get(stat, st.get("movies")) if stat == "items" else st.get(stat)
+        if v:
+            sizes.append((int(v), n))
+    if not sizes:
+        return None, ""
+    size, which = max(sizes)
+    what = "judged pairs" if stat == "pairs" else "items a person can have rated"
+    return size, f"{which} has {size:,} {what}"
+
+
 def _validate_dataset(name: str, cfg: DictConfig) -> None:
-    from ..data.builders import PARAM_CONSTRAINTS, n_ranks_of, size_limit
+    from ..data.builders import BUILDERS
 
     e, d = cfg.experiment, cfg.dataset
-    _require(name, "experiment.seed", e.seed <= SEED_MAX, f"must be in 0..2^63-1, got {e.seed}")
+    # builder parameters: the type of the builder's default, finite numbers
+    sig = inspect.signature(BUILDERS[d.builder])
     params = OmegaConf.to_container(d.params)
-    for k, (ok, allowed) in PARAM_CONSTRAINTS.get(d.builder, {}).items():
-        if k in params:
-            _require(name, f"dataset.params.{k}", ok(params[k]), f"must be {allowed}, got {params[k]!r}")
-    k = n_ranks_of(d.builder, params)
-    if k is not None:
-        why = "len(thresholds) + 1" if d.builder == "synthetic_hgo" else f"what '{d.builder}' produces"
-        _require(name, "dataset.n_ranks", d.n_ranks == k, f"must equal {why} = {k}, got {d.n_ranks}")
-    if d.source is not None and e.protocol not in ("letor", "ranked_list"):
-        from ..data.registry import REGISTRY as DATA_REGISTRY
+    for k, v in params.items():
+        default = sig.parameters[k].default if k in sig.parameters else inspect.Parameter.empty
+        key = f"dataset.params.{k}"
+        if isinstance(default, bool):
+            _require(name, key, isinstance(v, bool), f"must be true or false, got {v!r}")
+        elif _is_number(default):
+            _require(name, key, _finite(v), f"must be a finite number, got {v!r}")
+            if isinstance(default, int):
+                _require(name, key, isinstance(v, int) and v >= 0, f"must be an integer >= 0, got {v!r}")
+        elif isinstance(default, str):
+            _require(name, key, isinstance(v, str), f"must be a string, got {v!r}")
+        elif isinstance(default, tuple):
+            _require(name, key, isinstance(v, list) and all(_finite(x) for x in v),
+                     f"must be a list of finite numbers, got {v!r}")
+    if e.protocol not in ("letor", "ranked_list"):
+        cap, why = _data_capacity(cfg)
+        if cap is not None:
+            _require(name, "experiment.n_train", e.n_train <= cap,
+                     f"{e.n_train} training examples exceed what the data give ({why})")
+            _require(name, "experiment.n_test", e.n_train + e.n_test <= cap,
+                     f"n_train + n_test = {e.n_train + e.n_test} exceeds what the data give ({why})")
+    if d.builder == "synthetic_hgo":
+        sd = params.get("noise_sd", 0.125)
+        _require(name, "dataset.params.noise_sd", _finite(sd) and sd >= 0, f"must be a number >= 0, got {sd!r}")
+        sc = params.get("scale", 10.0)
+        _require(name, "dataset.params.scale", _finite(sc) and sc > 0, f"must be a number > 0, got {sc!r}")
+        th = params.get("thresholds", [-1.0, -0.1, 0.25, 1.0])
+        _require(name, "dataset.params.thresholds", len(th) >= 1 and all(b > a for a, b in zip(th, th[1:])),
+                 f"must be a non-empty, strictly increasing list, got {th}")
+        _require(name, "dataset.n_ranks", d.n_ranks == len(th) + 1,
+                 f"{d.n_ranks} ranks, but {len(th)} thresholds make {len(th) + 1}")
+    if d.builder == "cf_judges":
+        mj = params.get("min_judged", 2)
+        _require(name, "dataset.params.min_judged", 2 <= mj <= 4,
+                 f"must lie in 2..4 (a target judge and at least one other of the 4), got {mj}")
+        from ..data.cf import INSTANCE_VALUES
 
-        lim = size_limit(d.builder, params, dict(DATA_REGISTRY[d.source].stats))
-        if lim is not None:
-            for key in ("n_test", "n_train"):
-                _require(name, f"experiment.{key}", e.n_train + e.n_test <= lim[0],
-                         f"n_train + n_test = {e.n_train} + {e.n_test} exceeds {lim[0]:,}: {lim[1]}")
+        iv = params.get("instance_values", "rank")
+        _require(name, "dataset.params.instance_values", iv in INSTANCE_VALUES,
+                 f"'{iv}' must be one of {INSTANCE_VALUES}")
+        _require(name, "dataset.n_ranks", d.n_ranks == 3, f"the judges' scores 0-2 make 3 ranks, got {d.n_ranks}")
 
 
-def _is_curve(metric: str) -> bool:
-    from ..metrics import METRICS
-
-    return METRICS[metric].curve
-
-
-def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
-    e = cfg.experiment
-    for i, p in enumerate(e.published):
-        key = f"experiment.published[{i}]"
-        _require(name, f"{key}.mean", _finite(p.mean), f"must be a finite number, got {p.mean}")
-        _require(name, f"{key}.ci", p.ci is None or (_finite(p.ci) and p.ci >= 0),
-                 f"the 95% half-width must be a finite number >= 0 (or null), got {p.ci}")
-        if p.round is not None:
-            _require(name, f"{key}.round", _is_curve(p.metric),
-                     f"'{p.metric}' is one number per trial, not a curve: remove 'round'")
-            _check_round(name, f"{key}.round", cfg, p.round)
-        _check_selector_values(name, f"{key}.select", OmegaConf.to_container(p.select), cells)
-
-
-def _check_round(name: str, key: str, cfg: DictConfig, r: int) -> None:
-    e = cfg.experiment
-    _require(name, key, r >= 1, f"rounds start at 1, got {r}")
-    if e.protocol == "online":
-        _require(name, key, r <= e.n_train, f"round {r} is beyond the {e.n_train} rounds of the run (experiment.n_train)")
-
-
-def _check_selector_values(name: str, key: str, selector: dict[str, Any], cells: list[Cell]) -> None:
-    """Every value a selector lists names something a cell has (a list that names one
-    algorithm too many would otherwise be ignored)."""
+def _selector_values(name: str, key: str, selector: dict[str, Any], cells: list[Cell]) -> None:
+    """Every value a selector lists names something a cell has (a value matching no cell
+    is silently ignored by ``select`` when another value matches)."""
     for k, want in selector.items():
+        wants = list(want) if isinstance(want, (list, tuple)) else [want]
         if k == "best":
             _require(name, f"{key}.best", isinstance(want, bool), f"must be true or false, got {want!r}")
             continue
-        wants = list(want) if isinstance(want, (list, tuple)) else [want]
-        attr = {"algorithm": lambda c: [c.algorithm], "cell": lambda c: [c.id], "estimator": lambda c: [c.estimator]}
-        have = [v for c in cells for v in (attr[k](c) if k in attr else ([c.params[k]] if k in c.params else []))]
+        have = ({c.algorithm for c in cells} if k == "algorithm" else {c.id for c in cells} if k == "cell"
+                else {c.estimator for c in cells} if k == "estimator" else None)
         for w in wants:
-            _require(name, f"{key}.{k}", any(_equal(h, w) for h in have),
-                     f"no cell has {k}={w!r} (cells have: {', '.join(sorted({_fmt(h) for h in have}))})")
+            if have is not None:
+                _require(name, f"{key}.{k}", w in have, f"'{w}' is not a {k} of this experiment (known: {sorted(have)})")
+            else:
+                vals = [c.params[k] for c in cells if k in c.params]
+                _require(name, f"{key}.{k}", any(_equal(v, w) for v in vals),
+                         f"{k}={w!r} is not a value of any cell (values: {sorted({_fmt(v) for v in vals})})")
 
 
-CLAIM_KINDS = ("less", "monotone", "argmin", "spread", "falls", "levels")
+def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
+    from ..metrics import METRICS
+
+    e = cfg.experiment
+    for i, p in enumerate(e.published):
+        key = f"experiment.published[{i}]"
+        _require(name, f"{key}.mean", math.isfinite(p.mean), f"must be a finite number, got {p.mean}")
+        _require(name, f"{key}.ci", p.ci is None or (math.isfinite(p.ci) and p.ci >= 0),
+                 f"a 95% half-width must be a finite number >= 0, got {p.ci}")
+        _selector_values(name, f"{key}.select", OmegaConf.to_container(p.select), cells)
+        if p.round is not None:
+            _require(name, f"{key}.round", METRICS[p.metric].curve,
+                     f"metric '{p.metric}' is one value per trial, not a curve: remove 'round'")
+            _require(name, f"{key}.round", p.round >= 1, f"must be >= 1, got {p.round}")
+            if e.protocol == "online":
+                _require(name, f"{key}.round", p.round <= e.n_train,
+                         f"round {p.round} is beyond the {e.n_train} training rounds of the run")
 
 
 def _validate_claims(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
+    from ..metrics import METRICS
+
     e = cfg.experiment
-    ids: dict[str, int] = {}
+    seen: dict[str, int] = {}
     for i, c in enumerate(e.claims):
         key = f"experiment.claims[{i}]"
-        _require(name, f"{key}.id", c.id not in ids, f"duplicate claim id '{c.id}' (also claims[{ids.get(c.id)}])")
-        ids[c.id] = i
-        if c.kind not in CLAIM_KINDS:
-            continue  # reported by _validate
-        curve = _is_curve(c.metric)
+        _require(name, f"{key}.id", c.id not in seen, f"claim id '{c.id}' is used twice (first at claims[{seen.get(c.id)}])")
+        seen[c.id] = i
+        curve = METRICS[c.metric].curve
         if c.rounds is not None:
-            _require(name, f"{key}.rounds", curve, f"'{c.metric}' is one number per trial, not a curve: remove 'rounds'")
-            _require(name, f"{key}.rounds", len(c.rounds) == 2, f"must be [first, last] (null: open), got {list(c.rounds)}")
-            for j, r in enumerate(c.rounds):
-                if r is not None:
-                    _check_round(name, f"{key}.rounds[{j}]", cfg, r)
-            lo, hi = c.rounds
-            _require(name, f"{key}.rounds", lo is None or hi is None or lo < hi,
-                     f"first round {lo} must come before last round {hi}")
-        if c.kind in ("falls", "levels"):
-            _require(name, f"{key}.metric", curve, f"a {c.kind} claim compares two rounds of a curve; "
-                                                   f"'{c.metric}' is one number per trial")
-        _require(name, f"{key}.factor", _finite(c.factor) and c.factor > 0, f"must be a finite number > 0, got {c.factor}")
-        _require(name, f"{key}.factor", c.factor == 1.0 or c.kind == "less", "only a 'less' claim takes a factor")
-        if c.expect is not None:
-            _require(name, f"{key}.expect", _finite(c.expect), f"must be a finite number, got {c.expect}")
+            r = list(c.rounds)
+            _require(name, f"{key}.rounds", curve,
+                     f"metric '{c.metric}' is one value per trial, not a curve: remove 'rounds'")
+            _require(name, f"{key}.rounds", len(r) == 2, f"must be [first, last] (null = open), got {r}")
+            _require(name, f"{key}.rounds", all(x is None or x >= 1 for x in r), f"rounds must be >= 1, got {r}")
+            _require(name, f"{key}.rounds", r[0] is None or r[1] is None or r[0] < r[1],
+                     f"first round {r[0]} must come before last round {r[1]}")
+            if e.protocol == "online" and r[0] is not None:
+                _require(name, f"{key}.rounds", r[0] < e.n_train,
+                         f"first round {r[0]} is not before the end of the {e.n_train} training rounds")
+            if e.protocol == "online" and r[1] is not None:
+                _require(name, f"{key}.rounds", r[1] <= e.n_train,
+                         f"last round {r[1]} is beyond the {e.n_train} training rounds of the run")
+        _require(name, f"{key}.factor", math.isfinite(c.factor) and c.factor > 0,
+                 f"must be a finite number > 0, got {c.factor}")
+        _require(name, f"{key}.expect", c.expect is None or math.isfinite(c.expect), f"must be finite, got {c.expect}")
         lhs_sel = OmegaConf.to_container(c.lhs)
-        _check_selector_values(name, f"{key}.lhs", lhs_sel, cells)
+        _selector_values(name, f"{key}.lhs", lhs_sel, cells)
         lhs = select(cells, lhs_sel)
-        params = {p for x in cells for p in x.params}
-        for j, m in enumerate(c.match):
-            _require(name, f"{key}.match[{j}]", m in params, f"'{m}' is not a hyperparameter of any cell")
+        params_of = lambda cs: set().union(*(set(x.params) for x in cs)) if cs else set()  # noqa: E731
         if c.kind == "less":
             rhs_sel = OmegaConf.to_container(c.rhs)
-            _check_selector_values(name, f"{key}.rhs", rhs_sel, cells)
+            _selector_values(name, f"{key}.rhs", rhs_sel, cells)
             rhs = select(cells, rhs_sel)
-            pairs = [(a, b) for a in lhs for b in rhs if a.id != b.id
-                     and all(a.params.get(m) is None or b.params.get(m) is None or _equal(a.params[m], b.params[m])
-                             for m in c.match)]
-            _require(name, f"{key}.rhs", bool(pairs), "no lhs cell can be compared with an rhs cell (same cell, or "
-                                                      "no pair agrees on 'match')")
+            both = params_of(lhs) | params_of(rhs)
+            for j, m in enumerate(c.match):
+                _require(name, f"{key}.match[{j}]", m in both,
+                         f"'{m}' is not a hyperparameter of any compared cell (theirs: {sorted(both)})")
+            pairs = [(a, b) for a in lhs for b in rhs if a.id != b.id and _compatible(a, b, list(c.match))]
+            _require(name, key, len(pairs) > 0, "no (lhs, rhs) pair of distinct, matching cells to compare")
+        elif c.match:
+            _require(name, f"{key}.match", False, f"'match' applies to 'less' claims only, not '{c.kind}'")
+        if c.kind in ("falls", "levels"):
+            _require(name, f"{key}.metric", curve, f"a {c.kind} claim needs a curve metric, '{c.metric}' is not one")
         if c.kind in ("argmin", "spread"):
-            _require(name, f"{key}.lhs", len(lhs) >= 2, f"a {c.kind} claim needs at least two cells, lhs selects {len(lhs)}")
+            _require(name, f"{key}.lhs", len(lhs) >= 2, f"a {c.kind} claim compares at least two cells, "
+                                                       f"the selector gives {len(lhs)}")
         if c.kind in ("argmin", "monotone") and c.over is not None:
-            vals = [x.params[c.over] for x in lhs if c.over in x.params]
-            _require(name, f"{key}.over", len({_fmt(v) for v in vals}) >= 2,
-                     f"'{c.over}' must take at least two values among the lhs cells (has: "
-                     f"{', '.join(sorted({_fmt(v) for v in vals})) or 'none'})")
-            if c.kind == "argmin" and c.expect is not None:
-                _require(name, f"{key}.expect", any(_equal(v, c.expect) for v in vals),
-                         f"{c.over}={c.expect:g} is not among the lhs cells' values "
-                         f"({', '.join(sorted({_fmt(v) for v in vals}))})")
+            with_over = [x for x in lhs if c.over in x.params]
+            _require(name, f"{key}.over", len(with_over) > 0,
+                     f"'{c.over}' is not a hyperparameter of any selected cell (theirs: {sorted(params_of(lhs))})")
+            if c.kind == "argmin":
+                _require(name, f"{key}.over", len(with_over) == len(lhs),
+                         f"every compared cell must have '{c.over}'; "
+                         f"{[x.id for x in lhs if c.over not in x.params]} do not")
+                vals = sorted({_fmt(x.params[c.over]) for x in lhs})
+                _require(name, f"{key}.expect", any(_equal(x.params[c.over], c.expect) for x in lhs),
+                         f"{c.over}={c.expect} is not among the compared values {vals}: the claim could never hold")
+            else:
+                by_alg: dict[str, set] = {}
+                for x in with_over:
+                    by_alg.setdefault(x.algorithm, set()).add(_fmt(x.params[c.over]))
+                _require(name, f"{key}.over", any(len(v) >= 2 for v in by_alg.values()),
+                         f"no selected algorithm has two values of '{c.over}' to compare")
+
+
+def _compatible(a: Cell, b: Cell, match: list[str]) -> bool:
+    """As the claim evaluation pairs cells: equal on every matched parameter both have."""
+    return all(not (k in a.params and k in b.params and not _equal(a.params[k], b.params[k])) for k in match)
 
 
 def _validate_figure(name: str, cfg: DictConfig) -> None:
-    fig = cfg.experiment.figure
-    styles = [(f"algorithms.{k}", a) for k, a in cfg.algorithms.items()]
-    if fig is None and all(a.color is None and a.marker is None and a.linestyle == "-" for _, a in styles):
-        return
+    """Figure and line-style options as matplotlib would take them."""
     import matplotlib.colors as mcolors
-    import matplotlib.lines as mlines
+    import matplotlib.markers as mmarkers
     import matplotlib.scale as mscale
 
-    if fig is not None:
+    f = cfg.experiment.figure
+    if f is not None:
         scales = mscale.get_scale_names()
-        _require(name, "experiment.figure.xscale", fig.xscale in scales,
-                 f"'{fig.xscale}' is not a matplotlib scale ({', '.join(scales)})")
-        if fig.ylim is not None:
-            lim = list(fig.ylim)
-            _require(name, "experiment.figure.ylim", len(lim) == 2 and all(_finite(v) for v in lim) and lim[0] < lim[1],
-                     f"must be [low, high] with finite low < high, got {lim}")
-    for key, a in styles:
+        _require(name, "experiment.figure.xscale", f.xscale in scales, f"'{f.xscale}' is not a scale (known: {scales})")
+        if f.ylim is not None:
+            yl = list(f.ylim)
+            _require(name, "experiment.figure.ylim", len(yl) == 2 and all(_finite(v) for v in yl) and yl[0] < yl[1],
+                     f"must be [bottom, top], two finite numbers with bottom < top, got {yl}")
+    for k, a in cfg.algorithms.items():
         if a.color is not None:
-            _require(name, f"{key}.color", mcolors.is_color_like(a.color), f"'{a.color}' is not a matplotlib colour")
-        for attr in ("marker", "linestyle"):
-            v = a[attr]
-            if v is None:
-                continue
+            _require(name, f"algorithms.{k}.color", mcolors.is_color_like(a.color),
+                     f"'{a.color}' is not a matplotlib colour (a name, '#rrggbb', 'C0'..)")
+        if a.marker is not None:
             try:
-                mlines.Line2D([], [], **{attr: v})
-            except (ValueError, TypeError) as err:
-                raise ConfigError(name, f"{key}.{attr}", f"{v!r} is not a matplotlib {attr}: "
-                                                         f"{str(err).splitlines()[0][:120]}") from None
+                mmarkers.MarkerStyle(a.marker)
+                ok = True
+            except (ValueError, TypeError):
+                ok = False
+            _require(name, f"algorithms.{k}.marker", ok, f"'{a.marker}' is not a matplotlib marker (e.g. o s ^ v D x +)")
+        _require(name, f"algorithms.{k}.linestyle", _linestyle_ok(a.linestyle),
+                 f"'{a.linestyle}' is not a matplotlib line style ('-', '--', '-.', ':', 'solid', 'dashed', ...)")
+
+
+def _linestyle_ok(ls: Any) -> bool:
+    from matplotlib import rcsetup
+
+    try:
+        rcsetup.validate_linestyle(ls) if hasattr(rcsetup, "validate_linestyle") else rcsetup._validate_linestyle(ls)
+        return True
+    except (ValueError, TypeError):
+        return False
 
 
 def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:

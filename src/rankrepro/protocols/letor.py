@@ -46,6 +46,7 @@ def letor_trial(spec) -> list[tuple[str, int | None, float]]:
     evals = [(fold.valid.X, fold.valid.y, fold.valid.qid), (fold.test.X, fold.test.y, fold.test.qid)]
     rows: list[tuple[str, int | None, float]] = []
     best, best_val, best_step, train_s = None, -np.inf, None, 0.0
+    best_cost = (None, None)  # CPU seconds and pair visits the selected step took to train
     it = ranker.iterate(fold.train.X, fold.train.y, fold.train.qid, evals)
     step_i = 0
     while True:
@@ -61,6 +62,7 @@ def letor_trial(spec) -> list[tuple[str, int | None, float]]:
         rows += [("valid_ndcg@10", step_i, nd), ("valid_map", step_i, mp)]
         if nd > best_val:
             best_val, best, best_step = nd, s_test, step
+            best_cost = (getattr(ranker, "step_seconds_", None), getattr(ranker, "step_pairs_", None))
         if spec.max_steps is not None and step_i >= spec.max_steps:
             break
     q = per_query(best, fold.test.y, fold.test.qid, TEST_METRICS)
@@ -72,6 +74,11 @@ def letor_trial(spec) -> list[tuple[str, int | None, float]]:
     # the ranker's own account of its learning time, when it keeps one (evaluation excluded)
     rows.append(("train_seconds", None, float(getattr(ranker, "train_seconds_", train_s))))
     rows.append(("selected_step", None, float(best_step)))
+    if best_cost[0] is not None:
+        # the CPU time it takes to train the selected model (the perceptron up to the selected
+        # iteration; the Ranking SVM at the selected C alone), and its pair visits per second
+        rows.append(("selected_train_seconds", None, float(best_cost[0])))
+        rows.append(("selected_pairs_per_second", None, float(best_cost[1]) / max(float(best_cost[0]), 1e-9)))
     return rows
 
 

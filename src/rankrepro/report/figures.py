@@ -19,8 +19,24 @@ from ..pipeline.catalog import Experiment  # noqa: E402
 from ..io import atomic_write  # noqa: E402
 from .aggregate import resolve  # noqa: E402
 from .artefact import dataset_label  # noqa: E402
+from .html import data_used_label  # noqa: E402
 
 _LINESTYLES = ["-", "--", "-.", ":"]
+
+
+def shades(color: str, n: int) -> list[tuple[float, float, float]]:
+    """``n`` colours of one hue, from dark to light: the cells of one swept algorithm (Fig. 7's
+    four Mu-PRank step sizes) stay one family and are still told apart by colour, not only by
+    marker and line style.  One cell keeps the algorithm's own colour."""
+    import colorsys
+
+    from matplotlib.colors import to_rgb
+
+    if n <= 1:
+        return [to_rgb(color)]
+    h, l, s = colorsys.rgb_to_hls(*to_rgb(color))
+    s = max(s, 0.45)
+    return [colorsys.hls_to_rgb(h, 0.22 + 0.5 * i / (n - 1), s) for i in range(n)]
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "h")
 
 
@@ -38,6 +54,7 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
                 if c not in cells:
                     cells.append(c)
         per_alg: dict[str, int] = {}
+        n_alg = {a: sum(c.algorithm == a for c in cells) for a in {c.algorithm for c in cells}}
         for c in cells:
             s = summary[(summary["cell"] == c.id) & (summary["metric"] == metric)].sort_values("round")
             if s.empty:
@@ -49,7 +66,7 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
             # the cells of one algorithm (a swept value each) share its colour; line style and
             # marker tell them apart
             marker = a.marker if not i else [m for m in _MARKERS if m != a.marker][(i - 1) % (len(_MARKERS) - 1)]
-            line, = ax.plot(x, s["mean"], label=c.label, color=a.color, marker=marker,
+            line, = ax.plot(x, s["mean"], label=c.label, color=shades(a.color, n_alg[c.algorithm])[i], marker=marker,
                             linestyle=_LINESTYLES[i % len(_LINESTYLES)] if i else a.linestyle,
                             markevery=max(1, len(x) // 10), markersize=5, linewidth=1.6)
             ax.fill_between(x, s["low"], s["high"], color=line.get_color(), alpha=0.18, linewidth=0)
@@ -64,7 +81,8 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
         ax.set_title(panel.title, fontsize=10)
         ax.legend(fontsize=8, frameon=False)
     original = exp.cfg.dataset.original if data is None else data["original"]
-    label = dataset_label(exp) if data is None else data["label"]
+    # a substitute is named by the data actually used, not by the original's description
+    label = dataset_label(exp) if data is None else data_used_label(data)
     sub = "" if original else f"\n{label}"
     unit = {"letor": "folds", "coactive_movies": "user groups",
             "coactive_ranking": "query orders"}.get(exp.cfg.experiment.protocol, "trials")

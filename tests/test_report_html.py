@@ -1,0 +1,161 @@
+"""The replication report as a researcher uses it (without a browser; the browser test renders
+it): the paper's layout for a models x sizes table, a dot plot of paper against reproduction,
+"no published value" kept apart from "not evaluable", the data actually used on a substitute,
+stale provenance said, links to each artefact's files, Fig. 7's swept curves told apart by
+colour, and no absolute path of the machine in what is written."""
+import copy
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import ROOT
+from rankrepro.report import html as rh
+
+YU = ROOT / "results/yu2006/tables.json"
+TABLE1 = ROOT / "results/harrington2003/table1.json"
+
+
+def rec(path):
+    return json.loads(Path(path).read_text())
+
+
+def test_yu_tables_are_laid_out_as_the_papers():
+    rows = [r for r in rec(YU)["table"] if r["metric"] == "mae"]
+    key, values, models, grid = rh.pivot(rows)
+    # Yu et al. Tables 1-2: one row per number of training items, one column per model
+    assert key == "n_items" and values == ["100", "200", "300", "400"]
+    assert models == ["GPR", "CGPR", "GPOR", "CGPOR"]
+    assert grid[("300", "CGPOR")]["cell"] == "cgpor-n_items300"
+    page = rh.artefact_section(rec(YU), None)
+    first = page.index("<table class=pivot>")
+    assert re.search(r"<tr><th>n_items</th><th>GPR</th><th>CGPR</th><th>GPOR</th><th>CGPOR</th></tr>", page[first:])
+
+
+def test_tables_of_other_shapes_keep_one_row_per_cell():
+    rows = [r for r in rec(TABLE1)["table"] if r["metric"] == "test_rank_loss"]
+    assert rh.pivot(rows) is None  # PRank has no tau: not a models x values grid
+
+
+def test_dot_plot_has_each_cell_and_each_published_value():
+    rows = [r for r in rec(TABLE1)["table"] if r["metric"] == "test_rank_loss"]
+    svg = rh.dot_plot(rows)
+    assert svg.startswith("<svg") and svg.count("<circle") == len(rows)
+    assert svg.count("<path") == sum(r["published_mean"] is not None for r in rows)  # the diamonds
+    assert rh.dot_plot([dict(r, published_mean=None) for r in rows]) == ""  # nothing to compare: no plot
+
+
+def test_no_published_value_is_not_not_evaluable():
+    r = dict(rec(TABLE1)["table"][0], published_mean=None, verdict=None)
+    html = rh._long_table([r])
+    assert "no published value" in html and 'class="ne"' not in html
+    assert rh._verdict_class(None) != rh._verdict_class("not evaluable")
+    assert "no published value" in rh.LEGEND and "not evaluable" in rh.LEGEND
+
+
+def test_substitute_is_described_by_the_data_used():
+    ds = {"name": "letor3_td2003", "original": False, "used": "letor4-mq2008", "substitute_for": "letor3-td2003",
+          "label": "SUBSTITUTE letor4-mq2008 for letor3-td2003: LETOR TD2003 topic distillation (5 folds)"}
+    label = rh.data_used_label(ds)
+    assert "MQ2008" in label and label.index("MQ2008") < label.index("TD2003")
+    assert "topic distillation" not in label  # the original's description is not the data used
+    assert rh.data_used_label({"original": True, "label": "synthetic"}) == "synthetic"
+
+
+def test_display_name_is_the_papers_numbering():
+    assert rh.display_name("Harrington (2003) Table 2 and Fig. 3(b): cystic fibrosis") == \
+        "Table 2 and Fig. 3(b): cystic fibrosis"
+    page = rh.render([(rec(ROOT / "results/harrington2003/table2_cystic_fibrosis.json"), None)], "paper",
+                     head_commit="unknown")
+    assert "Table 2 and Fig. 3(b): cystic fibrosis</a>" in page and "table2_cystic_fibrosis" in page
+
+
+def _git(*args):
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.mark.skipif(not (ROOT / ".git").exists(), reason="not a git checkout")
+def test_stale_provenance_is_said():
+    head = _git("rev-parse", "HEAD")
+    old = _git("rev-list", "--max-count=1", "HEAD~3")
+    r = rec(TABLE1)
+    r_now, r_old = dict(r, git_commit=head + "+dirty"), dict(r, git_commit=old)
+    assert rh.staleness(r_now["git_commit"], head) is None
+    msg = rh.staleness(old, head)
+    assert msg and old[:10] in msg and "3 commit(s) older" in msg
+    page = rh.render([(r_old, None)], "paper", head_commit=head)
+    assert "stale provenance" in page and "Provenance is stale" in page
+    assert "stale" not in rh.render([(r_now, None)], "paper", head_commit=head).split("<main>", 1)[1].split(
+        "id=reading")[0]
+
+
+def test_links_to_each_artefacts_files_resolve(tmp_path):
+    """As the workflow calls it (relative paths from the repository's root): every link is
+    relative and names a file that exists next to the report."""
+    import os
+
+    out = tmp_path / "results/report/index.html"
+    for sub in ("results/harrington2003", "figures/harrington2003"):
+        (tmp_path / sub).mkdir(parents=True)
+    for name in ("table2_cystic_fibrosis.json", "table2_cystic_fibrosis.csv", "table2_cystic_fibrosis.md"):
+        (tmp_path / "results/harrington2003" / name).write_bytes((ROOT / "results/harrington2003" / name).read_bytes())
+    (tmp_path / "results/harrington2003/table2_cystic_fibrosis.config.yaml").write_text("experiment: {}\n")
+    for ext in ("png", "pdf"):
+        (tmp_path / f"figures/harrington2003/table2_cystic_fibrosis.{ext}").write_bytes(
+            (ROOT / f"figures/harrington2003/table2_cystic_fibrosis.{ext}").read_bytes())
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        rh.build_report(["results/harrington2003/table2_cystic_fibrosis.json"],
+                        {"harrington2003/table2_cystic_fibrosis": "figures/harrington2003/table2_cystic_fibrosis.png"},
+                        "results/report/index.html", "paper")
+    finally:
+        os.chdir(cwd)
+    page = out.read_text()
+    hrefs = [h for h in re.findall(r'href="([^"#][^"]*)"', page)]
+    assert {"../harrington2003/table2_cystic_fibrosis.csv", "../harrington2003/table2_cystic_fibrosis.config.yaml",
+            "../../figures/harrington2003/table2_cystic_fibrosis.png",
+            "../../figures/harrington2003/table2_cystic_fibrosis.pdf"} <= set(hrefs)
+    for h in hrefs:
+        assert not h.startswith("/") and (out.parent / h).is_file(), h
+    assert str(tmp_path) not in page  # no absolute path of this machine
+    assert page.count("data:image/png;base64,") == 1  # and the figure is still embedded
+
+
+@pytest.mark.xfail(strict=True, reason="committed outputs predate the fix of the not-run reason: passes once the lead "
+                                       "regenerates results/ (then remove this mark)")
+def test_committed_outputs_carry_no_absolute_path():
+    """No path of the machine that built them (a not-run reason named the data mirror's)."""
+    bad = re.compile(r"(?<![\w.:/])/(?:home|work|tmp|root|Users|mnt|srv|opt|scratch|data)/[\w.\-]+")
+    found = []
+    for p in [*ROOT.glob("results/**/*"), *ROOT.glob("figures/**/*")]:
+        if p.suffix in (".json", ".md", ".csv", ".yaml", ".html") and p.is_file():
+            found += [f"{p.relative_to(ROOT)}: {m}" for m in set(bad.findall(p.read_text(errors="replace")))]
+    assert not found, found[:10]
+
+
+def test_swept_curves_differ_by_colour():
+    """Fig. 7's four Mu-PRank curves: one hue, four clearly different shades."""
+    from matplotlib.colors import to_rgb
+
+    from rankrepro.pipeline.catalog import load_experiment
+    from rankrepro.report.figures import draw
+
+    exp = load_experiment("crammer_singer2005/fig7_min100", "smoke")
+    rounds = np.arange(1, 11)
+    summary = pd.DataFrame([{"cell": c.id, "algorithm": c.algorithm, "label": c.label, "metric": "online_rank_loss",
+                             "round": r, "n": 2, "mean": 1.0 + 0.01 * i, "ci": 0.1, "low": 0.9, "high": 1.1}
+                            for i, c in enumerate(exp.cells) for r in rounds])
+    fig = draw(exp, summary, None)
+    lines = [ln for ln in fig.axes[1].get_lines() if ln.get_label().startswith("Mu-PRank")]
+    assert len(lines) == 4
+    cols = np.array([to_rgb(ln.get_color()) for ln in lines])
+    d = np.sqrt(((cols[:, None] - cols[None]) ** 2).sum(-1))
+    assert d[np.triu_indices(4, 1)].min() > 0.1, d
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
