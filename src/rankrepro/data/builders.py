@@ -35,75 +35,41 @@ BUILDERS = {
 INJECTED = ("data_path",)
 
 
+
 # -------------------------------------------------------------------------------------
-# what each builder's parameters may be, checked when a config loads (before any job)
+# what each builder's parameters may be, read by the catalog when a config loads
 # -------------------------------------------------------------------------------------
-def _num(v) -> bool:
+def _int_at_least(lo: int):
+    return (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= lo), f"an integer >= {lo}"
+
+
+def _positive_list(of_int: bool):
     import math
 
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    def ok(v) -> bool:
+        good = (lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 1) if of_int else \
+               (lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0)
+        return isinstance(v, (list, tuple)) and len(v) >= 1 and all(good(x) for x in v)
+    return ok, ("a non-empty list of integers >= 1" if of_int else "a non-empty list of finite numbers > 0")
 
 
-def _int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _increasing(v) -> bool:
-    return (isinstance(v, (list, tuple)) and len(v) >= 1 and all(_num(x) for x in v)
-            and all(a < b for a, b in zip(v, v[1:])))
-
-
-def _from(choices):
+def _one_of(choices: tuple):
     return (lambda v: v in choices), "one of " + ", ".join(repr(c) for c in choices)
 
 
-_POS_INT = (lambda v: _int(v) and v >= 1), "an integer >= 1"
-_BOOL = (lambda v: isinstance(v, bool)), "true or false"
+def _constraints() -> dict[str, dict[str, tuple]]:
+    from .cf import INSTANCE_NORMS
 
-#: builder -> parameter -> (check, what is allowed)
-PARAM_CONSTRAINTS: dict[str, dict[str, tuple]] = {
-    "synthetic_hgo": {
-        "noise_sd": ((lambda v: _num(v) and v >= 0), "a finite number >= 0"),
-        "scale": ((lambda v: _num(v) and v > 0), "a finite number > 0"),
-        "thresholds": (_increasing, "a non-empty list of finite numbers, strictly increasing"),
-    },
-    "cf_judges": {
-        "min_judged": ((lambda v: _int(v) and 1 <= v <= 4), "an integer in 1..4 (the collection has 4 judges)"),
-        "instance_values": _from(("rank", "score", "centred")),
-        "constant_feature": _BOOL,
-    },
-    "cf_people": {"min_ratings": _POS_INT, "strict": _BOOL, "first": _POS_INT,
-                  "instance_norm": _from(("none", "unit"))},
-    "cf_viewer_stream": {"min_ratings": _POS_INT, "instance_norm": _from(("none", "unit"))},
-    "collab_gp": {"min_item": _POS_INT, "min_user": _POS_INT, "n_tasks": _POS_INT},
-    "coactive_movies": {
-        "dims": ((lambda v: isinstance(v, (list, tuple)) and len(v) >= 1 and all(_int(x) and x >= 1 for x in v)),
-                 "a non-empty list of integers >= 1"),
-        "regs": ((lambda v: isinstance(v, (list, tuple)) and len(v) >= 1 and all(_num(x) and x > 0 for x in v)),
-                 "a non-empty list of finite numbers > 0"),
-        "sweeps": _POS_INT,
-    },
-}
+    return {
+        "cf_people": {"min_ratings": _int_at_least(1), "first": _int_at_least(1),
+                      "instance_norm": _one_of(INSTANCE_NORMS)},
+        "cf_viewer_stream": {"min_ratings": _int_at_least(1), "instance_norm": _one_of(INSTANCE_NORMS)},
+        "collab_gp": {"min_item": _int_at_least(1), "min_user": _int_at_least(1), "n_tasks": _int_at_least(1)},
+        "coactive_movies": {"dims": _positive_list(True), "regs": _positive_list(False),
+                            "sweeps": _int_at_least(1)},
+    }
 
 
-def n_ranks_of(builder: str, params: dict):
-    """The number of ranks a builder's parameters imply (None: set by the data)."""
-    if builder == "synthetic_hgo":
-        import inspect
-
-        th = params.get("thresholds", inspect.signature(synthetic_hgo).parameters["thresholds"].default)
-        return len(th) + 1
-    return {"cf_judges": 3}.get(builder)
-
-
-def size_limit(builder: str, params: dict, stats: dict):
-    """(largest n_train + n_test, why) for a builder on a data set with registry ``stats``
-    (None when the catalog cannot know it before the data are read)."""
-    import inspect
-
-    if builder == "cf_judges" and "pairs" in stats:
-        return stats["pairs"], f"the data set has {stats['pairs']:,} judged pairs (one per round)"
-    if builder == "cf_people":
-        first = params.get("first", inspect.signature(cf_people).parameters["first"].default)
-        return first, f"a person contributes the first {first} items (dataset.params.first)"
-    return None
+#: builder -> parameter -> (check, what is allowed), for the parameters whose type alone does
+#: not say what they may be (the catalog checks types, and synthetic_hgo / cf_judges itself)
+PARAM_CONSTRAINTS: dict[str, dict[str, tuple]] = _constraints()
