@@ -34,3 +34,25 @@ def test_average_perceptron_beats_the_best_single_feature(fold1):
     assert m_rand > single, (m_rand, single)
     assert m_file < single - 0.02, (m_file, single)
     assert np.isfinite(m_rand) and 0.3 < m_rand < 0.7
+
+
+def test_svmlight_default_c_is_svm_light_formula(rng):
+    """SVM-Light V6.02 (svm_learn.c) sets the default C to 1 / r^2, r the mean Euclidean
+    length of the training examples (estimate_r_delta_average: the sum of
+    sqrt(K(x,x) - 2 K(x,0) + K(0,0)) over the examples, divided by their number); in ranking
+    mode the examples are the pair differences.  Written out here with a loop; on OHSUMED
+    fold 1 svm_learn itself prints C = 0.5392 for it."""
+    import math
+
+    from rankrepro.algorithms.rankers import RankSVM
+
+    D = rng.normal(size=(300, 7)) * rng.random((300, 1)) * 3
+    total = 0.0
+    for x in D:
+        total += math.sqrt(float(x @ x) - 2 * 0.0 + 0.0)
+    r = total / len(D)
+    assert RankSVM.svmlight_default_C(D) == pytest.approx(1.0 / (r * r), rel=1e-12)
+    # the other reading, 1 / mean ||x||^2, is smaller unless every length is equal
+    assert RankSVM.svmlight_default_C(D) > 1.0 / np.mean(np.sum(D * D, axis=1))
+    same = np.ones((5, 4))
+    assert RankSVM.svmlight_default_C(same) == pytest.approx(1.0 / 4.0, rel=1e-12)

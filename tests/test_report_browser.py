@@ -119,8 +119,6 @@ def test_navigation_stays_in_view(chromium, tmp_path, fresh, fresh_dom):
         assert f'href="#{rec["paper"]}-{rec["artefact"]}"' in toc, p  # every artefact is in the contents
 
 
-@pytest.mark.xfail(strict=True, reason="the committed report predates the navigation: passes once the lead "
-                                       "regenerates results/report/index.html (then remove this mark)")
 def test_committed_report_has_navigation(chromium, tmp_path):
     dom = run(chromium, tmp_path, "--dump-dom").stdout
     assert 'id="toc"' in dom and 'id="only-disagreements"' in dom and ".config.yaml" in dom

@@ -1,23 +1,239 @@
-"""Command line: ``rankrepro data-status | fetch NAME... | preprocess NAME... | experiments``."""
+"""The rankrepro command line (the workflow itself is plain Snakemake)."""
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import functools
+import re
 import sys
+from pathlib import Path
+
+DESCRIPTION = """\
+rankrepro: regenerate the tables and figures of five online-ranking papers.
+
+The whole pipeline is the Snakemake workflow (make reproduce, snakemake --cores N);
+this command runs one experiment by hand, lists the catalog and manages the data."""
+
+EPILOG = """\
+examples:
+  rankrepro experiments
+  rankrepro run harrington2003/table1                # smoke scale -> runs/cli/smoke/
+  rankrepro run harrington2003/table1 algorithms.oap_bpm.params.N=50 \\
+                'algorithms.oap_bpm.grid.tau=[0.05,0.3,0.6,0.9]'
+  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2
+  rankrepro data-status --no-probe"""
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="rankrepro", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
+class CliError(Exception):
+    """An error the user can fix: printed as one line, no traceback."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="rankrepro", description=DESCRIPTION, epilog=EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    r = sub.add_parser(
+        "run", help="run one experiment (Hydra-style overrides key=value), write its table, record and figure",
+        description="Run every cell of one experiment, then write its summary table (CSV, Markdown), its\n"
+                    "record (JSON), its figure and a one-artefact HTML report under OUT.  Overrides are\n"
+                    "Hydra's (dotted keys of the experiment's resolved config, e.g. experiment.n_trials=3)\n"
+                    "and are validated like the configs: a wrong key stops the run before any trial.\n"
+                    "The scale's caps apply after the overrides (smoke: at most 2 trials of 400 rounds).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2")
+    r.add_argument("experiment", help="<paper>/<artefact>, as listed by `rankrepro experiments`")
+    r.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides (Hydra syntax)")
+    r.add_argument("--scale", default="smoke",
+                   help="size caps from config/scale/ (default: smoke, a quick run; paper: the paper's sizes)")
+    r.add_argument("--jobs", "-j", type=int, default=1, help="trials run in parallel (default: 1)")
+    r.add_argument("--out", default=None,
+                   help="output folder (default: runs/cli/<scale>; never the committed results/)")
     s = sub.add_parser("data-status", help="each data set: verified, in the mirror, downloadable, absent or replaced")
     s.add_argument("--no-probe", action="store_true", help="do not try to reach home pages")
     f = sub.add_parser("fetch", help="fetch and verify data sets into data/raw/")
     f.add_argument("names", nargs="+")
     p = sub.add_parser("preprocess", help="build data/processed/<name>/data.npz")
     p.add_argument("names", nargs="+")
-    sub.add_parser("experiments", help="list the experiment catalog")
-    args = ap.parse_args(argv)
+    e = sub.add_parser("experiments", help="list the experiment catalog")
+    e.add_argument("--scale", default="paper", help="show the sizes at this scale (default: paper)")
+    return ap
 
+
+# ------------------------------------------------------------------------------------
+# "did you mean": config keys, experiment names, known values
+# ------------------------------------------------------------------------------------
+def _paths(node, prefix: str = "") -> list[str]:
+    from omegaconf import DictConfig
+
+    out = []
+    if isinstance(node, DictConfig):
+        for k in node.keys():
+            p = f"{prefix}{k}"
+            out.append(p)
+            try:
+                child = node._get_node(k)
+            except Exception:  # noqa: BLE001 - a node we cannot read is simply not suggested
+                continue
+            out += _paths(child, p + ".")
+    return out
+
+
+def did_you_mean(err, name: str, scale: str) -> str:
+    """A hint for a ConfigError: the closest known key, experiment, or value."""
+    key = getattr(err, "key", "")
+    msg = str(err).split(f"at key '{key}': ", 1)[-1]  # the message after the experiment and key
+    # a value from a known list: "unknown ... 'prnk' ... (known: ['mcp', 'prank', ...])"
+    m = re.search(r"'([^']+)'[^(]*\(known: \[?([^)\]]*)", msg)
+    if m:
+        known = [k.strip().strip("'\"") for k in m.group(2).split(",")]
+        close = difflib.get_close_matches(m.group(1), known, n=1, cutoff=0.6)
+        if close:
+            return close[0]
+    if key == "experiment" or "no file config/experiment" in msg:
+        from .pipeline.catalog import list_experiments
+
+        close = difflib.get_close_matches(name, list_experiments(), n=1, cutoff=0.6)
+        return close[0] if close else ""
+    m = re.search(r"Could not find '(\w+)/([^']+)'", msg)
+    if m:
+        from .pipeline.catalog import find_config_dir
+
+        names = [p.stem for p in (find_config_dir() / m.group(1)).glob("*.yaml")]
+        close = difflib.get_close_matches(m.group(2), names, n=1, cutoff=0.6)
+        return f"{m.group(1)}={close[0]}" if close else ""
+    # a key that does not exist (OmegaConf: "Key 'x' not in 'Cfg'" / "Key 'x' is not in struct")
+    if not key or key == "defaults" or not re.search(r"Key '[^']+' (is )?not in", msg):
+        return ""
+    try:
+        known = known_keys(name, scale)
+    except Exception:  # noqa: BLE001 - no suggestion rather than a second error
+        return ""
+    if key in known:
+        return ""
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+    if close:
+        return close[0]
+    # a key given without its section (n_trails=3 for experiment.n_trials=3)
+    leaf = key.rsplit(".", 1)[-1]
+    by_leaf: dict[str, str] = {}
+    for k in known:
+        by_leaf.setdefault(k.rsplit(".", 1)[-1], k)
+    close = difflib.get_close_matches(leaf, list(by_leaf), n=1, cutoff=0.75)
+    if close:
+        # keep what the user wrote up to the wrong part
+        return by_leaf[close[0]]
+    return ""
+
+
+@functools.lru_cache(maxsize=8)
+def known_keys(name: str, scale: str) -> list[str]:
+    """Every dotted key of the experiment's config as composed without overrides; an
+    algorithm's params and grid list all of its estimator's hyperparameters."""
+    from .pipeline.catalog import load_experiment
+
+    exp = load_experiment(name, scale)
+    keys = _paths(exp.cfg)
+    from .algorithms import REGISTRY
+    from .algorithms.coactive import COACTIVE
+    from .algorithms.gp import GP
+    from .algorithms.rankers import LISTS, RANKERS
+
+    families = {**REGISTRY, **RANKERS, **LISTS, **COACTIVE, **GP}
+    for akey, a in exp.cfg.algorithms.items():
+        cls = families.get(a.estimator)
+        if cls is None:
+            continue
+        for p in set(cls._param_names()) - {"n_ranks", "seed"}:
+            keys += [f"algorithms.{akey}.params.{p}", f"algorithms.{akey}.grid.{p}"]
+    return sorted(set(keys))
+
+
+# ------------------------------------------------------------------------------------
+# rankrepro run
+# ------------------------------------------------------------------------------------
+def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
+                   out: str | Path | None = None, log=None) -> dict:
+    """Run one experiment's cells and write its outputs under ``out`` as the workflow lays
+    them out (results/<paper>/<artefact>.{csv,md,json,config.yaml}, its cells, figures/);
+    returns the artefact record."""
+    from .pipeline.catalog import ConfigError, data_status, load_experiment, write_resolved
+    from .io import write_parquet
+    from .pipeline.runner import run_cell
+
+    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    for o in overrides:
+        if "=" not in o:
+            raise CliError(f"override '{o}' is not key=value (e.g. experiment.n_trials=3)")
+    try:
+        exp = load_experiment(name, scale, overrides=overrides)
+    except ConfigError as e:
+        hint = did_you_mean(e, name, scale)
+        raise CliError(str(e) + (f"; did you mean '{hint}'?" if hint else "")) from None
+    st = data_status(exp)
+    if not st.runnable:
+        raise CliError(f"{name}: {st.reason}. {st.how_to_obtain}")
+    data_path = None
+    if st.used:
+        data_path = f"data/processed/{st.used}/data.npz"
+        if not Path(data_path).is_file():
+            raise CliError(f"{name} needs the processed data set {st.used} ({data_path} is absent): "
+                           f"run `make data` or `rankrepro fetch {st.used} && rankrepro preprocess {st.used}`")
+    root = Path(out) if out is not None else Path("runs") / "cli" / scale
+    base = root / "results" / exp.paper
+    write_resolved(exp, base / f"{exp.artefact}.config.yaml")
+    cell_paths = []
+    log(f"{name} [{scale}]: {len(exp.all_cells)} cells" + (f", overrides {' '.join(overrides)}" if overrides else "")
+        + f" -> {root}")
+    for c in exp.all_cells:
+        df = run_cell(exp, c.id, n_jobs=jobs, progress=log, data_path=data_path)
+        p = base / exp.artefact / "cells" / f"{c.id}.parquet"
+        write_parquet(df, p)
+        cell_paths.append(p)
+    from .report.artefact import build_artefact
+
+    rec = build_artefact(exp, cell_paths, base / f"{exp.artefact}.csv", base / f"{exp.artefact}.md",
+                         base / f"{exp.artefact}.json", data=vars(st))
+    pngs = {}
+    if exp.cfg.experiment.figure is not None:
+        from .report.figures import build_figure
+
+        png = root / "figures" / exp.paper / f"{exp.artefact}.png"
+        build_figure(exp, base / f"{exp.artefact}.csv", png, png.with_suffix(".pdf"), base / f"{exp.artefact}.json")
+        pngs[exp.name] = str(png)
+    from .report.html import build_report
+
+    build_report([str(base / f"{exp.artefact}.json")], pngs, root / "results" / "report" / "index.html", scale)
+    return rec
+
+
+def _run(args) -> int:
+    rec = run_experiment(args.experiment, list(args.overrides), args.scale, args.jobs, args.out)
+    root = Path(args.out) if args.out is not None else Path("runs") / "cli" / args.scale
+    held = sum(c["verdict"] == "held" for c in rec["claims"])
+    cmp_ = [t for t in rec["table"] if t["verdict"] in ("consistent", "differs")]
+    print(f"{rec['name']} [{rec['scale']}]: {rec['size']}; published cells consistent "
+          f"{sum(t['verdict'] == 'consistent' for t in cmp_)} / {len(cmp_)}, claims held {held} / {len(rec['claims'])}")
+    print(f"table  {root / 'results' / rec['paper'] / (rec['artefact'] + '.md')}")
+    print(f"report {root / 'results' / 'report' / 'index.html'}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return _dispatch(args)
+    except (CliError, FileNotFoundError) as e:  # a config folder or data file not found: one line
+        print(f"rankrepro: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("rankrepro: interrupted", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args) -> int:
+    if args.cmd == "run":
+        return _run(args)
     from .data.fetch import ChecksumError, DataUnavailable, fetch, status_table
 
     if args.cmd == "data-status":
@@ -28,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 print(fetch(n))
             except (DataUnavailable, ChecksumError, KeyError) as e:
-                print(f"error: {e}", file=sys.stderr)
+                print(f"rankrepro: error: {e}", file=sys.stderr)
                 rc = 1
         return rc
     elif args.cmd == "preprocess":
@@ -39,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.cmd == "experiments":
         from .pipeline.catalog import load_catalog
 
-        for name, e in load_catalog("paper").items():
+        for name, e in load_catalog(args.scale).items():
             print(f"{name:32s} {len(e.cells):3d} cells  {e.n_trials} trials  {e.cfg.dataset.name}")
     return 0
 

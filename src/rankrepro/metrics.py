@@ -32,6 +32,8 @@ METRICS: dict[str, MetricSpec] = {
     "regret": MetricSpec("regret", "average utility regret (1/T) sum_t [U(y*_t) - U(y_t)], mean over users", True,
                          False),
     "wall_seconds": MetricSpec("wall_seconds", "wall-clock time of the simulation (s)", False, False),
+    "learner_seconds": MetricSpec("learner_seconds", "wall-clock time of the learner alone: presenting and updating "
+                                  "or retraining, the simulated user excluded (s)", False, False),
     # collaborative ordinal regression (Yu, Yu & Tresp 2006): one value per trial
     "mae": MetricSpec("mae", "mean absolute error of the predicted ranks on each user's test items, averaged over "
                       "the users", False, False),

@@ -143,23 +143,28 @@ def _sorted_feedback(order, Us, U, avail, presented, alpha, ptr):
 class CoactiveLearner:
     """Config-level description of a coactive cell: the learner (``variant``: perceptron,
     convex, or ranksvm -- the Ranking SVM baseline; batch, radius), the simulated user's
-    feedback (``feedback``: strict with quality ``alpha``, or noisy) and ``max_users``, the
-    number of users of each group simulated (None: all)."""
+    feedback (``feedback``: strict with quality ``alpha``, or noisy; ``noisy_pick``: which of
+    several available movies rated one higher the noisy user returns -- ``random`` or ``best``,
+    the one of highest true utility) and ``max_users``, the number of users of each group
+    simulated (None: all)."""
 
     name = "preference_perceptron"
 
     def __init__(self, *, variant: str = "perceptron", batch: int = 1, radius: float | None = None,
-                 feedback: str = "strict", alpha: float = 1.0, max_users: int | None = None):
+                 feedback: str = "strict", alpha: float = 1.0, max_users: int | None = None,
+                 noisy_pick: str = "random"):
         self.variant, self.batch, self.radius, self.feedback, self.alpha = variant, batch, radius, feedback, alpha
-        self.max_users = max_users
+        self.max_users, self.noisy_pick = max_users, noisy_pick
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        return ["variant", "batch", "radius", "feedback", "alpha", "max_users"]
+        return ["variant", "batch", "radius", "feedback", "alpha", "max_users", "noisy_pick"]
 
     def validate(self) -> "CoactiveLearner":
         if self.feedback not in ("strict", "noisy"):
             raise ParamError("feedback", self.feedback, "must be 'strict' or 'noisy'", "CoactiveLearner")
+        if self.noisy_pick not in ("random", "best"):
+            raise ParamError("noisy_pick", self.noisy_pick, "must be 'random' or 'best'", "CoactiveLearner")
         if not Interval(float, 0.0, 1.0, left_open=True).check(self.alpha):
             raise ParamError("alpha", self.alpha, "must be a number in (0, 1]", "CoactiveLearner")
         if self.max_users is not None and not Interval(int, 1, None).check(self.max_users):

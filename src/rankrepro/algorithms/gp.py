@@ -148,6 +148,12 @@ def initial_thresholds(labels: np.ndarray, n_ranks: int, sigma: float, prior_var
     return ndtri(cum) * np.sqrt(prior_var + sigma * sigma)
 
 
+def uniform_thresholds(labels: np.ndarray, n_ranks: int, sigma: float, prior_var: float = 1.0) -> np.ndarray:
+    """Thresholds equally spaced on [-1, 1], scaled by sqrt(prior_var + sigma^2) (the labels
+    are not used: the alternative to :func:`initial_thresholds`)."""
+    return np.linspace(-1.0, 1.0, n_ranks - 1) * np.sqrt(prior_var + sigma * sigma)
+
+
 def _pack(b_inner: np.ndarray, sigma: float) -> np.ndarray:
     gaps = np.maximum(np.diff(b_inner), 1e-6)
     return np.r_[b_inner[0], np.log(gaps), np.log(sigma)]
@@ -273,6 +279,36 @@ def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma
     return EPResult(tau, nu, post, cm, cv, ep_log_z(post, tau, nu, h, cm, cv, logzhat), sweeps, converged)
 
 
+def ordinal_objective(P: np.ndarray, owner: np.ndarray, y: np.ndarray, cm: np.ndarray, cv: np.ndarray
+                      ) -> tuple[float, np.ndarray]:
+    """-sum_k log Zhat_k over the sites of every user (row u of ``P``: b_1, log gaps, log sigma;
+    ``owner[k]``: site k's user, ``y`` its label, ``cm``/``cv`` its cavity) and the gradient
+    with respect to ``P`` (flattened).  At an EP fixed point this is minus the gradient of
+    the EP log evidence in the likelihood parameters (the cavities' own dependence cancels)."""
+    n_users, n_par = P.shape
+    r_minus_1 = n_par - 1
+    gaps = np.exp(P[:, 1:r_minus_1])
+    inner = np.cumsum(np.c_[P[:, :1], gaps], axis=1)  # b_1..b_{r-1} per user
+    B = np.c_[np.full(n_users, -np.inf), inner, np.full(n_users, np.inf)]
+    sig = np.exp(P[:, -1])
+    lo, hi = B[owner, y - 1], B[owner, y]
+    lz, dlo, dhi, dsig = ordinal_log_lik_grad(cm, cv, lo, hi, sig[owner])
+    # d/db_k, k = 1..r-1 (column k of B); the sites whose hi or lo is b_k
+    gb = np.zeros((n_users, r_minus_1 + 2))
+    np.add.at(gb, (owner, y), dhi)
+    np.add.at(gb, (owner, y - 1), dlo)
+    gb = gb[:, 1:-1]
+    # b_k = b_1 + sum_{i<k} exp(g_i): d/db_1 = sum_k d/db_k; d/dg_i = exp(g_i) sum_{k>i} d/db_k
+    tail = np.cumsum(gb[:, ::-1], axis=1)[:, ::-1]
+    grad = np.zeros_like(P)
+    grad[:, 0] = tail[:, 0]
+    grad[:, 1:r_minus_1] = gaps * tail[:, 1:]
+    gs = np.zeros(n_users)
+    np.add.at(gs, owner, dsig)
+    grad[:, -1] = gs * sig
+    return -float(np.sum(lz)), -grad.ravel()
+
+
 def fit_ordinal_params(groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]], params: np.ndarray,
                        max_iter: int = 50) -> np.ndarray:
     """For each user (row of ``params``: b_1, log gaps, log sigma), maximise sum_k log Zhat_k
@@ -289,27 +325,7 @@ def fit_ordinal_params(groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]], 
     r_minus_1 = n_par - 1
 
     def f(flat):
-        P = flat.reshape(n_users, n_par)
-        gaps = np.exp(P[:, 1:r_minus_1])
-        inner = np.cumsum(np.c_[P[:, :1], gaps], axis=1)  # b_1..b_{r-1} per user
-        B = np.c_[np.full(n_users, -np.inf), inner, np.full(n_users, np.inf)]
-        sig = np.exp(P[:, -1])
-        lo, hi = B[owner, y - 1], B[owner, y]
-        lz, dlo, dhi, dsig = ordinal_log_lik_grad(cm, cv, lo, hi, sig[owner])
-        # d/db_k, k = 1..r-1 (column k of B); the sites whose hi or lo is b_k
-        gb = np.zeros((n_users, r_minus_1 + 2))
-        np.add.at(gb, (owner, y), dhi)
-        np.add.at(gb, (owner, y - 1), dlo)
-        gb = gb[:, 1:-1]
-        # b_k = b_1 + sum_{i<k} exp(g_i): d/db_1 = sum_k d/db_k; d/dg_i = exp(g_i) sum_{k>i} d/db_k
-        tail = np.cumsum(gb[:, ::-1], axis=1)[:, ::-1]
-        grad = np.zeros_like(P)
-        grad[:, 0] = tail[:, 0]
-        grad[:, 1:r_minus_1] = gaps * tail[:, 1:]
-        gs = np.zeros(n_users)
-        np.add.at(gs, owner, dsig)
-        grad[:, -1] = gs * sig
-        return -float(np.sum(lz)), -grad.ravel()
+        return ordinal_objective(flat.reshape(n_users, n_par), owner, y, cm, cv)
 
     bounds = ([(-10.0, 10.0)] + [(np.log(1e-3), np.log(20.0))] * (r_minus_1 - 1)
               + [(np.log(1e-3), np.log(10.0))]) * n_users
@@ -324,25 +340,36 @@ def fit_ordinal_params(groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]], 
 @dataclass
 class CollabPrior:
     """N(h, Sigma) over m items, represented by h, G = Sigma[:, train] (m x p) and
-    d = diag(Sigma): all an EM iteration and the predictions need."""
+    d = diag(Sigma): all an EM iteration and the predictions need.  ``G0``, ``d0``: the same
+    pieces of the base kernel K0, for the hyper-prior of :meth:`m_step`."""
     h: np.ndarray
     G: np.ndarray
     d: np.ndarray
     train: np.ndarray
+    G0: np.ndarray | None = None
+    d0: np.ndarray | None = None
 
     @classmethod
     def from_kernel(cls, K: np.ndarray, train: np.ndarray) -> "CollabPrior":
-        return cls(np.zeros(K.shape[0]), K[:, train].copy(), np.diag(K).copy(), np.asarray(train))
+        G0, d0 = K[:, train].copy(), np.diag(K).copy()
+        return cls(np.zeros(K.shape[0]), G0.copy(), d0.copy(), np.asarray(train), G0, d0)
 
     @property
     def S(self) -> np.ndarray:
         """Sigma[train, train]."""
         return self.G[self.train]
 
-    def m_step(self, J: list[np.ndarray], posts: list["SitePosterior"]) -> None:
+    def m_step(self, J: list[np.ndarray], posts: list["SitePosterior"], hyper: float = 0.0) -> None:
         """Eq. 3 from every user's site posterior (``J[u]``: user u's labelled items in
         training-item coordinates): with a_j and W_j scattered onto the training items,
-        h += G abar; Sigma += G C G^T with C = cov(a) - mean W."""
+        h += G abar; Sigma += G C G^T with C = cov(a) - mean W.
+
+        ``hyper`` = pi > 0: the MAP estimate under the Normal-Inverse-Wishart hyper-prior the
+        paper mentions and leaves out (Sec. 2.2; Schwaighofer, Tresp & Yu 2005; Yu, Tresp &
+        Schwaighofer 2005), h ~ N(0, Sigma / pi), Sigma ~ IW with pi pseudo-users at the base
+        kernel K0 (one weight for both): with n users and fbar = mean_j f_j,
+        h = n fbar / (pi + n), Sigma = [pi K0 + pi n / (pi + n) fbar fbar^T
+        + n Sigma_eq3] / (pi + n), Sigma_eq3 the scatter of eq. 3 around fbar.  pi = 0 is eq. 3."""
         p = self.train.size
         A = np.zeros((len(J), p))
         W_mean = np.zeros((p, p))
@@ -355,19 +382,28 @@ class CollabPrior:
         C = Ac.T @ Ac / A.shape[0] - W_mean
         C = 0.5 * (C + C.T)
         GC = self.G @ C
-        self.h = self.h + self.G @ abar
-        self.d = self.d + np.einsum("ij,ij->i", GC, self.G)
-        self.G = self.G + GC @ self.S
+        fbar = self.h + self.G @ abar
+        d = self.d + np.einsum("ij,ij->i", GC, self.G)
+        G = self.G + GC @ self.S
+        if hyper > 0:
+            n = float(len(J))
+            tot = hyper + n
+            outer = hyper * n / tot
+            G = (hyper * self.G0 + outer * np.outer(fbar, fbar[self.train]) + n * G) / tot
+            d = (hyper * self.d0 + outer * fbar * fbar + n * d) / tot
+            fbar = (n / tot) * fbar
+        self.h, self.d, self.G = fbar, d, G
 
 
 def cgpr_em(prior: CollabPrior, J: list[np.ndarray], targets: list[np.ndarray], sigma2: float, iters: int,
-            tol: float = 0.0, objective: list[float] | None = None, progress=None) -> float:
+            tol: float = 0.0, objective: list[float] | None = None, progress=None, hyper: float = 0.0) -> float:
     """The EM of CGPR (Sec. 3.1), updating ``prior`` in place: the exact E-step for every
     user, then eq. 3 for h and Sigma and sigma^2 = (1/sum n_j) sum_j (|y_j - f_j|^2 +
     tr Sigma_j[J, J]) (one sigma shared by the users, as in the paper).  ``J[u]`` are user u's
     labelled items in training-item coordinates, ``targets[u]`` their centred labels.
     Appends the log evidence sum_j log N(y_j; h_J, Sigma_JJ + sigma^2 I) of each E-step to
-    ``objective``; stops early when its relative change is below ``tol``.  Returns sigma^2."""
+    ``objective``; stops early when its relative change is below ``tol``.  ``hyper``: the
+    hyper-prior's weight (:meth:`CollabPrior.m_step`; 0 = eq. 3 as printed).  Returns sigma^2."""
     objective = [] if objective is None else objective
     for it in range(iters):
         S = prior.S
@@ -385,7 +421,7 @@ def cgpr_em(prior: CollabPrior, J: list[np.ndarray], targets: list[np.ndarray], 
             progress(f"EM {it + 1}/{iters}: log evidence {obj:.3f}, sigma {np.sqrt(sigma2):.4f}")
         if len(objective) > 1 and abs(obj - objective[-2]) <= tol * abs(obj):
             break
-        prior.m_step(J, posts)
+        prior.m_step(J, posts, hyper)
         sigma2 = max(sq / max(n_lab, 1), 1e-8)
     return sigma2
 
@@ -412,32 +448,48 @@ class GPModel:
     the number of training items (a protocol parameter, swept in the tables); ``sigma0``:
     the initial noise (the paper: 0.1 for GPR models, 1 for GPOR models); ``em_iters``: EM
     iterations (collaborative) or likelihood-parameter updates (individual GPOR);
-    ``tol``: stop early when the objective's relative change falls below it.
+    ``tol``: stop early when the objective's relative change falls below it; ``hyper``: the
+    weight of the Normal-Inverse-Wishart hyper-prior on h and Sigma in the collaborative M-step
+    (0: none, eq. 3 as the paper prints it; see :meth:`CollabPrior.m_step`);
+    ``threshold_init`` (GPOR): ``quantile`` -- the normal quantiles of the user's label
+    frequencies (:func:`initial_thresholds`), or ``uniform`` -- equally spaced on
+    [-1, 1] times sqrt(1 + sigma0^2) (:func:`uniform_thresholds`); ``ordinal_predict`` (GPOR):
+    the predicted rank is the predictive distribution's ``mode`` (minimises the zero-one
+    error) or ``median`` (minimises the absolute error).
 
     GPR labels are centred by the user's mean training label c_j (added back to predict):
     with a zero-mean prior of unit variance, raw 1..5 labels would be shrunk towards 0.
     (GPOR needs no offset: its thresholds absorb it.)  GPR predicts the nearest rank to the
-    posterior mean; GPOR the most probable rank under the predictive distribution."""
+    posterior mean; GPOR the most probable rank under the predictive distribution (or its
+    median, ``ordinal_predict``)."""
 
     name = "gp_model"
 
     def __init__(self, *, likelihood: str = "gaussian", collaborative: bool = False, n_items: int = 100,
-                 sigma0: float = 0.1, em_iters: int = 20, tol: float = 1e-5, n_ranks: int = 5):
+                 sigma0: float = 0.1, em_iters: int = 20, tol: float = 1e-5, n_ranks: int = 5,
+                 hyper: float = 0.0, threshold_init: str = "quantile", ordinal_predict: str = "mode"):
         self.likelihood, self.collaborative, self.n_items = likelihood, collaborative, n_items
         self.sigma0, self.em_iters, self.tol, self.n_ranks = sigma0, em_iters, tol, n_ranks
+        self.hyper, self.threshold_init, self.ordinal_predict = hyper, threshold_init, ordinal_predict
 
     @classmethod
     def _param_names(cls) -> list[str]:
-        return ["likelihood", "collaborative", "n_items", "sigma0", "em_iters", "tol", "n_ranks"]
+        return ["likelihood", "collaborative", "n_items", "sigma0", "em_iters", "tol", "n_ranks", "hyper",
+                "threshold_init", "ordinal_predict"]
 
     def validate(self) -> "GPModel":
         if self.likelihood not in ("gaussian", "ordinal"):
             raise ParamError("likelihood", self.likelihood, "must be 'gaussian' or 'ordinal'", "GPModel")
         if not isinstance(self.collaborative, bool):
             raise ParamError("collaborative", self.collaborative, "must be true or false", "GPModel")
+        if self.threshold_init not in ("quantile", "uniform"):
+            raise ParamError("threshold_init", self.threshold_init, "must be 'quantile' or 'uniform'", "GPModel")
+        if self.ordinal_predict not in ("mode", "median"):
+            raise ParamError("ordinal_predict", self.ordinal_predict, "must be 'mode' or 'median'", "GPModel")
         for name, rule in {"n_items": Interval(int, 1, None), "em_iters": Interval(int, 1, None),
                            "sigma0": Interval(float, 0.0, None, left_open=True),
-                           "tol": Interval(float, 0.0, None), "n_ranks": Interval(int, 2, None)}.items():
+                           "tol": Interval(float, 0.0, None), "n_ranks": Interval(int, 2, None),
+                           "hyper": Interval(float, 0.0, None)}.items():
             if not rule.check(getattr(self, name)):
                 raise ParamError(name, getattr(self, name), rule.describe(), "GPModel")
         return self
@@ -464,7 +516,8 @@ class GPModel:
         targets = [lab - c for lab, c in zip(labels, offset)]
         res = FitResult([])
         if self.collaborative:
-            sigma2 = cgpr_em(prior, J, targets, self.sigma0 ** 2, self.em_iters, self.tol, res.objective, progress)
+            sigma2 = cgpr_em(prior, J, targets, self.sigma0 ** 2, self.em_iters, self.tol, res.objective, progress,
+                             self.hyper)
             noise = np.full(len(J), sigma2)
             res.sigma = np.sqrt(noise)
         else:  # the fixed prior (h = 0); each user's sigma by its evidence
@@ -483,7 +536,8 @@ class GPModel:
         and sigma (the cavity-fixed optimum, halved until the EP evidence does not fall, else
         no step); then, when collaborative, the M-step on h and Sigma."""
         n_users, r = len(J), self.n_ranks
-        params = np.array([_pack(initial_thresholds(lab, r, self.sigma0), self.sigma0) for lab in labels])
+        init = initial_thresholds if self.threshold_init == "quantile" else uniform_thresholds
+        params = np.array([_pack(init(lab, r, self.sigma0), self.sigma0) for lab in labels])
         res = FitResult([])
         eps: list[EPResult] = [None] * n_users  # type: ignore[list-item]
 
@@ -518,7 +572,7 @@ class GPModel:
                         break
                     step = step / 2
             if self.collaborative:
-                prior.m_step(J, [e.post for e in eps])
+                prior.m_step(J, [e.post for e in eps], self.hyper)
         # predictive distribution on the requested items from the last E-step
         Gp, hp, dp = prior.G[predict], prior.h[predict], prior.d[predict]
         for u, e in enumerate(eps):
@@ -526,7 +580,8 @@ class GPModel:
             Gj = Gp[:, j]
             mean = hp + Gj @ e.post.a
             var = np.maximum(dp - np.einsum("ij,ij->i", Gj @ e.post.W, Gj), 1e-12)
-            res.pred.append(predict_ordinal(mean, var, thresholds_from(params[u, :-1]), float(np.exp(params[u, -1]))))
+            res.pred.append(predict_ordinal(mean, var, thresholds_from(params[u, :-1]), float(np.exp(params[u, -1])),
+                                            self.ordinal_predict))
         res.sigma = np.exp(params[:, -1])
         res.thresholds = np.array([thresholds_from(pr[:-1])[1:-1] for pr in params])
         return res
@@ -538,10 +593,13 @@ class GPModel:
 GP = {GPModel.name: GPModel}
 
 
-def predict_ordinal(mean: np.ndarray, var: np.ndarray, b: np.ndarray, sigma: float) -> np.ndarray:
-    """The most probable rank under P(y = k) = Phi((b_k - f)/s) - Phi((b_{k-1} - f)/s),
-    s = sqrt(sigma^2 + var)."""
+def predict_ordinal(mean: np.ndarray, var: np.ndarray, b: np.ndarray, sigma: float, rule: str = "mode") -> np.ndarray:
+    """The most probable rank (``rule="mode"``) under P(y = k) = Phi((b_k - f)/s) -
+    Phi((b_{k-1} - f)/s), s = sqrt(sigma^2 + var), or its median (``"median"``: the smallest k
+    with P(y <= k) >= 1/2, i.e. b_k >= mean; the rank minimising the expected absolute error)."""
     r = b.size - 1
+    if rule == "median":
+        return 1 + np.sum(b[1:-1][None, :] < np.asarray(mean)[:, None], axis=1)
     logp = np.stack([log_phi_diff((b[k - 1] - mean) / np.sqrt(sigma ** 2 + var),
                                   (b[k] - mean) / np.sqrt(sigma ** 2 + var)) for k in range(1, r + 1)], axis=1)
     return np.argmax(logp, axis=1) + 1

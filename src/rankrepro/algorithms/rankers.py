@@ -169,7 +169,7 @@ class RankSVM(BatchRanker):
     name = "ranksvm"
 
     def _grid(v):
-        """a non-empty list of positive C values ('svmlight': SVMlight's default, 1 / mean ||x||^2)"""
+        """a non-empty list of positive C values ('svmlight': SVMlight's default, 1 / (mean ||x||)^2)"""
         return isinstance(v, (list, tuple)) and len(v) > 0 and all(
             c == "svmlight" or (isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0) for c in v)
 
@@ -180,9 +180,11 @@ class RankSVM(BatchRanker):
 
     @staticmethod
     def svmlight_default_C(D: np.ndarray) -> float:
-        """SVMlight's default C: 1 / mean ||x||^2 over the training examples (here the pair
-        differences)."""
-        return float(1.0 / np.mean(np.einsum("ij,ij->i", D, D)))
+        """SVMlight's default C, 1 / (mean ||x||)^2 over the training examples, which in
+        ranking mode (-z p) are the pair differences: SVM-Light V6.02's svm_learn.c sets
+        svm_c = 1 / r_delta_avg^2 with r_delta_avg = estimate_r_delta_average(), the mean
+        Euclidean length of the examples.  (1 / mean ||x||^2 is smaller, by Jensen.)"""
+        return float(1.0 / np.mean(np.sqrt(np.einsum("ij,ij->i", D, D))) ** 2)
 
     def fit_C(self, D: np.ndarray, C: float, seed: int) -> np.ndarray:
         w = np.zeros(D.shape[1])

@@ -1,11 +1,15 @@
 """The collaborative ordinal regression data of Yu, Yu & Tresp (2006), Sec. 4.
 
 From a ratings data set: keep the items rated at least ``min_item`` times, then the users
-with at least ``min_user`` ratings among them; the ``n_tasks`` users with the most ratings
-are the tasks (their ranks are the targets, 0 = missing), every other kept user is a
-feature of the items.  The prior kernel is the correlation kernel of Basilico & Hofmann
-(2004): each feature user's ratings minus their mean (missing values filled by the mean,
-so 0 after centring), then the cosine between two items' vectors.
+with at least ``min_user`` ratings among them; ``n_tasks`` users are the tasks (their ranks
+are the targets, 0 = missing), every other kept user is a feature of the items.  Which users
+are tasks (``tasks``): ``most`` -- the ``n_tasks`` users with the most ratings (the paper);
+``random`` -- ``n_tasks`` users drawn at random (``task_seed``) among those with at least
+``task_min_ratings`` ratings.  The prior kernel is the correlation kernel of Basilico &
+Hofmann (2004): each feature user's ratings minus their mean (missing values filled by the
+mean, so 0 after centring), then the cosine between two items' vectors (``kernel: cosine``);
+``kernel: zscore`` also divides each feature user's centred ratings by their standard
+deviation before the cosine (every feature user weighs the same).
 
 Built once per process and parameter set (a trial only draws the training items).
 """
@@ -36,7 +40,12 @@ class CollabData:
 
 
 @functools.lru_cache(maxsize=4)
-def collab_gp(*, data_path: str, min_item: int = 50, min_user: int = 20, n_tasks: int = 100) -> CollabData:
+def collab_gp(*, data_path: str, min_item: int = 50, min_user: int = 20, n_tasks: int = 100, tasks: str = "most",
+              task_min_ratings: int = 100, task_seed: int = 0, kernel: str = "cosine") -> CollabData:
+    if tasks not in ("most", "random"):
+        raise ValueError(f"dataset.params.tasks={tasks!r}: must be 'most' or 'random'")
+    if kernel not in ("cosine", "zscore"):
+        raise ValueError(f"dataset.params.kernel={kernel!r}: must be 'cosine' or 'zscore'")
     d = load_cached(data_path)
     user, item, score = d["user"], d["item"], d["score"]
     keep = filter_min_ratings(user, item, min_user=min_user, min_item=min_item)
@@ -45,8 +54,14 @@ def collab_gp(*, data_path: str, min_item: int = 50, min_user: int = 20, n_tasks
     _, i = np.unique(item, return_inverse=True)
     n_u, n_i = int(u.max()) + 1, int(i.max()) + 1
     counts = np.bincount(u, minlength=n_u)
-    # the n_tasks users with most ratings (ties: lower id first), in id order
-    tasks = np.sort(np.lexsort((np.arange(n_u), -counts))[:n_tasks])
+    if tasks == "most":  # the n_tasks users with most ratings (ties: lower id first), in id order
+        tasks = np.sort(np.lexsort((np.arange(n_u), -counts))[:n_tasks])
+    else:
+        pool = np.flatnonzero(counts >= task_min_ratings)
+        if pool.size < n_tasks:
+            raise ValueError(f"dataset.params.task_min_ratings={task_min_ratings}: only {pool.size} users qualify, "
+                             f"n_tasks={n_tasks} needed")
+        tasks = np.sort(np.random.default_rng(task_seed).choice(pool, size=n_tasks, replace=False))
     is_task = np.zeros(n_u, dtype=bool)
     is_task[tasks] = True
     rank = to_rank(score, d["scale"])
@@ -58,7 +73,11 @@ def collab_gp(*, data_path: str, min_item: int = 50, min_user: int = 20, n_tasks
     f = ~t
     fu, fi, fs = u[f], i[f], score[f].astype(float)
     means = np.bincount(fu, weights=fs, minlength=n_u) / np.maximum(np.bincount(fu, minlength=n_u), 1)
-    X = sparse.csr_matrix((fs - means[fu], (fi, fu)), shape=(n_i, n_u))
+    vals = fs - means[fu]
+    if kernel == "zscore":
+        sd = np.sqrt(np.bincount(fu, weights=vals * vals, minlength=n_u) / np.maximum(np.bincount(fu, minlength=n_u), 1))
+        vals = vals / np.where(sd[fu] > 0, sd[fu], 1.0)
+    X = sparse.csr_matrix((vals, (fi, fu)), shape=(n_i, n_u))
     G = (X @ X.T).toarray()
     norm = np.sqrt(np.diag(G))
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -117,8 +117,9 @@ def job_fetch(dataset: str, log: str | None = None) -> None:
 def job_preprocess(dataset: str, options: dict | None = None, log: str | None = None) -> None:
     from ..data.preprocess import preprocess
 
-    _logger(log)(f"preprocessing {dataset} with {options or {}}")
-    preprocess(dataset, params=options)
+    logger = _logger(log)
+    logger(f"preprocessing {dataset} with {options or {}}")
+    preprocess(dataset, params=options, progress=logger)
 
 
 def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, png: str, pdf: str,

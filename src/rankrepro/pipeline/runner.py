@@ -22,6 +22,7 @@ from omegaconf import OmegaConf
 
 from ..protocols import PROTOCOLS
 from ..protocols.online import TrialSpec
+from ..data.preprocess import eta_text
 from .catalog import Cell, Experiment
 
 RESULT_COLUMNS = ["paper", "artefact", "cell", "algorithm", "params", "trial", "metric", "round", "value"]
@@ -78,7 +79,10 @@ def _run_one(protocol: str, spec: TrialSpec, trial: int):
     # BLAS may sum in another order on another machine (results then differ in the last bits)
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(limits=1, user_api="blas"):
+    from ..interrupt import prompt_interrupt
+
+    # Ctrl-C / SIGTERM end the process at once, even inside a long compiled call
+    with threadpool_limits(limits=1, user_api="blas"), prompt_interrupt():
         return trial, PROTOCOLS[protocol](spec)
 
 
@@ -112,15 +116,21 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     report_every = max(1, len(trials) // 10)
     # "dask" is one of joblib's external backends: parallel_config registers it (it needs a
     # dask.distributed Client to be active, see pipeline.jobs.trial_backend)
-    with parallel_config(backend=backend) if n_jobs != 1 else contextlib.nullcontext():
+    from ..interrupt import workers_stop_with_the_job
+
+    with parallel_config(backend=backend) if n_jobs != 1 else contextlib.nullcontext(), \
+            workers_stop_with_the_job() if n_jobs != 1 else contextlib.nullcontext():
         par = Parallel(n_jobs=n_jobs, return_as="generator_unordered") if n_jobs != 1 else None
         gen = (par(delayed(_run_one)(protocol, s, t) for s, t in specs) if par is not None
                else (_run_one(protocol, s, t) for s, t in specs))
         for done, (t, rows) in enumerate(gen, start=1):
             results[t] = rows
             if progress and (done % report_every == 0 or done == len(trials)):
-                progress(f"{exp.name} [{exp.scale}] {cell.id}: {done}/{len(trials)} trials, "
-                         f"{time.perf_counter() - t0:.1f}s")
+                el = time.perf_counter() - t0
+                left = len(trials) - done
+                # the trials of a cell cost alike: the mean so far times those left
+                progress(f"{exp.name} [{exp.scale}] {cell.id}: {done}/{len(trials)} trials, {el:.1f}s elapsed, "
+                         + (f"ETA {eta_text(el / done * left)}" if left else "done"))
     params = json.dumps(cell.params, sort_keys=True)
     records = [(exp.paper, exp.artefact, cell.id, cell.algorithm, params, t, m, r, v)
                for t in sorted(results) for (m, r, v) in results[t]]

@@ -14,14 +14,18 @@ is the time-averaged regret (1/T) sum_t regret_t, averaged over the group's user
 
 Learners: the preference perceptron (all users of the group at once) or the Ranking SVM
 baseline (one model per user, retrained on 10% growth; see
-:class:`~rankrepro.algorithms.coactive.CoactiveRankSVM`).  ``wall_seconds`` is the time of the
-simulation (the setup is shared and excluded).
+:class:`~rankrepro.algorithms.coactive.CoactiveRankSVM`).  Both receive the same object each
+round: the pair (presented movie, feedback movie), as phi(ybar) - phi(y).  ``wall_seconds``
+is the time of the simulation (the setup is shared and excluded); ``learner_seconds`` the
+part spent by the learner alone (scoring the movies to present, updating or retraining):
+the simulated user's cost is the same for both learners and would dilute their ratio.
 
 Feedback: ``strict`` -- the lowest-utility available movie that is still strictly
 alpha-informative; ``noisy`` -- a movie rated one higher than the presented one (the user's
-actual rating when there is one, else w*_u . m rounded to 1..5), drawn at random among the
-available ones (the next rating up when none is one higher); a movie already at the top
-rating is its own feedback.
+actual rating when there is one, else w*_u . m rounded to 1..5), among the available ones
+drawn at random (``noisy_pick: random``) or the one of highest true utility (``best``; the
+next rating up when none is one higher); a movie already at the top rating is its own
+feedback.
 """
 
 from __future__ import annotations
@@ -88,10 +92,13 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
     T = min(spec.n_rounds, M.shape[0] // 2)
     regret = np.zeros((users.size, T))
     sorted_u = SortedUtilities(U)
+    learner_time = 0.0
     for t in range(T):
+        tl = time.perf_counter()
         S = learner.scores(M) if learner is not None else np.stack([s.w for s in svms]) @ M.T
         S[~avail] = -np.inf
         y = np.argmax(S, axis=1)  # the available movie of highest estimated utility
+        learner_time += time.perf_counter() - tl
         u_pres = U[rows, y]
         if cfg.feedback == "strict":
             ybar, best = sorted_u.feedback(avail, y, cfg.alpha)
@@ -103,20 +110,26 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
                 for want in range(int(r_pres[k]) + 1, 6):
                     cand = np.flatnonzero(avail[k] & (R[k] == want))
                     if cand.size:
-                        ybar[k] = cand[rng.integers(cand.size)]
+                        if cfg.noisy_pick == "random":
+                            ybar[k] = cand[rng.integers(cand.size)]
+                        else:  # the highest true utility; ties: the lowest index
+                            ybar[k] = cand[np.argmax(U[k, cand])]
                         break
         regret[:, t] = best - u_pres
+        tl = time.perf_counter()
         if learner is not None:
             learner.update(M[ybar] - M[y])
         else:
             for k, s in enumerate(svms):
                 s.add_pair(M[ybar[k]] - M[y[k]])
+        learner_time += time.perf_counter() - tl
         avail[rows, y] = False
         avail[rows, ybar] = False
     wall = time.perf_counter() - t0
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret, axis=1)[:, pts - 1] / pts
-    return [("regret", int(p), float(v)) for p, v in zip(pts, avg.mean(axis=0))] + [("wall_seconds", None, wall)]
+    return [("regret", int(p), float(v)) for p, v in zip(pts, avg.mean(axis=0))] + [
+        ("wall_seconds", None, wall), ("learner_seconds", None, learner_time)]
 
 
 # -------------------------------------------------------------------------------------
