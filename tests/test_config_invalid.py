@@ -178,6 +178,19 @@ DIRECT = [
     (F2, {"experiment.figure.panels.0.metric": "mae"}, "experiment.figure.panels[0].metric"),
     (F2, {"experiment.figure.panels.0.select": [{"algorithm": "ghost"}]}, "experiment.figure.panels[0].select[0]"),
     (C6, {"experiment.figure": None}, "experiment.figure"),
+    # builder parameters whose type alone does not say what they may be (the builders' declared tables)
+    (EM, {"dataset.params.instance_norm": "l2"}, "dataset.params.instance_norm"),
+    (EM, {"dataset.params.first": 0}, "dataset.params.first"),
+    (C7, {"dataset.params.min_ratings": 0}, "dataset.params.min_ratings"),
+    (C7, {"dataset.params.instance_norm": "unit-ish"}, "dataset.params.instance_norm"),
+    ("yu2006/tables", {"dataset.params.n_tasks": 0}, "dataset.params.n_tasks"),
+    ("yu2006/tables", {"dataset.params.min_item": 0}, "dataset.params.min_item"),
+    (S4, {"dataset.params.dims": [5, 0]}, "dataset.params.dims"),
+    (S4, {"dataset.params.dims": []}, "dataset.params.dims"),
+    (S4, {"dataset.params.regs": [0.1, -1.0]}, "dataset.params.regs"),
+    (S4, {"dataset.params.sweeps": 0}, "dataset.params.sweeps"),
+    # a factor is read by 'less' claims only
+    (C7, {"experiment.claims.3.factor": 2.0}, "experiment.claims[3].factor"),
 ]
 
 

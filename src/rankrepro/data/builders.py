@@ -33,3 +33,43 @@ BUILDERS = {
 
 #: parameters the runner injects (never set in a config)
 INJECTED = ("data_path",)
+
+
+
+# -------------------------------------------------------------------------------------
+# what each builder's parameters may be, read by the catalog when a config loads
+# -------------------------------------------------------------------------------------
+def _int_at_least(lo: int):
+    return (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= lo), f"an integer >= {lo}"
+
+
+def _positive_list(of_int: bool):
+    import math
+
+    def ok(v) -> bool:
+        good = (lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= 1) if of_int else \
+               (lambda x: isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x > 0)
+        return isinstance(v, (list, tuple)) and len(v) >= 1 and all(good(x) for x in v)
+    return ok, ("a non-empty list of integers >= 1" if of_int else "a non-empty list of finite numbers > 0")
+
+
+def _one_of(choices: tuple):
+    return (lambda v: v in choices), "one of " + ", ".join(repr(c) for c in choices)
+
+
+def _constraints() -> dict[str, dict[str, tuple]]:
+    from .cf import INSTANCE_NORMS
+
+    return {
+        "cf_people": {"min_ratings": _int_at_least(1), "first": _int_at_least(1),
+                      "instance_norm": _one_of(INSTANCE_NORMS)},
+        "cf_viewer_stream": {"min_ratings": _int_at_least(1), "instance_norm": _one_of(INSTANCE_NORMS)},
+        "collab_gp": {"min_item": _int_at_least(1), "min_user": _int_at_least(1), "n_tasks": _int_at_least(1)},
+        "coactive_movies": {"dims": _positive_list(True), "regs": _positive_list(False),
+                            "sweeps": _int_at_least(1)},
+    }
+
+
+#: builder -> parameter -> (check, what is allowed), for the parameters whose type alone does
+#: not say what they may be (the catalog checks types, and synthetic_hgo / cf_judges itself)
+PARAM_CONSTRAINTS: dict[str, dict[str, tuple]] = _constraints()

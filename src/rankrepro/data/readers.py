@@ -341,11 +341,18 @@ def read_movielens_bpmf(path) -> Ratings:
                    (1.0, 2.0, 3.0, 4.0, 5.0))
 
 
+#: EachMovie's Modified: a calendar date and time; pandas alone would also take 'now', 'today'
+#: or a bare year, which are not dates of a vote
+_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?)?")
+
+
 def _eachmovie_time(path, i, tok) -> int:
     # Modified is a date-time; keep the order of the file, parse to epoch seconds
+    if not _DATETIME.fullmatch(tok[4].strip()):
+        raise ReaderError(path, i, f"Modified {tok[4][:40]!r} is not a date-time (YYYY-MM-DD[ hh:mm[:ss]])")
     try:
         t = int(pd.Timestamp(tok[4].strip()).timestamp())
-    except Exception:  # pandas raises several types for unparseable dates
+    except Exception:  # pandas raises several types for impossible dates (month 13, ...)
         raise ReaderError(path, i, f"Modified {tok[4][:40]!r} is not a date-time") from None
     if t < 0:
         raise ReaderError(path, i, f"Modified {tok[4][:40]!r} is before 1970")
@@ -354,7 +361,9 @@ def _eachmovie_time(path, i, tok) -> int:
 
 def read_eachmovie_votes(path) -> Ratings:
     def time_of(i, tok):
-        _float(path, i, tok[3], "Weight")
+        w = _float(path, i, tok[3], "Weight")
+        if w < 0:
+            raise ReaderError(path, i, f"Weight {w:g} is negative")
         return _eachmovie_time(path, i, tok)
 
     return _read_rating_lines(path, "\t", 5, ("Person_ID", "Movie_ID", "Score", "Weight", "Modified"),

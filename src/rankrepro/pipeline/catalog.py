@@ -760,6 +760,7 @@ def _validate_dataset(name: str, cfg: DictConfig) -> None:
         elif isinstance(default, tuple):
             _require(name, key, isinstance(v, list) and all(_finite(x) for x in v),
                      f"must be a list of finite numbers, got {v!r}")
+    _check_declared_params(name, d.builder, params)
     if e.protocol not in ("letor", "ranked_list"):
         cap, why = _data_capacity(cfg)
         if cap is not None:
@@ -787,6 +788,15 @@ def _validate_dataset(name: str, cfg: DictConfig) -> None:
         _require(name, "dataset.params.instance_values", iv in INSTANCE_VALUES,
                  f"'{iv}' must be one of {INSTANCE_VALUES}")
         _require(name, "dataset.n_ranks", d.n_ranks == 3, f"the judges' scores 0-2 make 3 ranks, got {d.n_ranks}")
+
+
+def _check_declared_params(name: str, builder: str, params: dict[str, Any]) -> None:
+    """The builder's own declared constraints (:data:`rankrepro.data.builders.PARAM_CONSTRAINTS`)."""
+    from ..data.builders import PARAM_CONSTRAINTS
+
+    for k, (ok, allowed) in PARAM_CONSTRAINTS.get(builder, {}).items():
+        if k in params:
+            _require(name, f"dataset.params.{k}", ok(params[k]), f"must be {allowed}, got {params[k]!r}")
 
 
 def _selector_values(name: str, key: str, selector: dict[str, Any], cells: list[Cell]) -> None:
@@ -853,6 +863,8 @@ def _validate_claims(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
                          f"last round {r[1]} is beyond the {e.n_train} training rounds of the run")
         _require(name, f"{key}.factor", math.isfinite(c.factor) and c.factor > 0,
                  f"must be a finite number > 0, got {c.factor}")
+        _require(name, f"{key}.factor", c.factor == 1.0 or c.kind == "less",
+                 f"only a 'less' claim takes a factor (this one is '{c.kind}')")
         _require(name, f"{key}.expect", c.expect is None or math.isfinite(c.expect), f"must be finite, got {c.expect}")
         lhs_sel = OmegaConf.to_container(c.lhs)
         _selector_values(name, f"{key}.lhs", lhs_sel, cells)
