@@ -81,6 +81,12 @@ def _virtual_labels(y: int, k: int) -> np.ndarray:
     return np.where(y <= np.arange(1, k), -1.0, 1.0)
 
 
+def _prank_tau(s: float, b: np.ndarray, y: int, k: int) -> np.ndarray:
+    """PRank's steps 1-2 (Fig. 2): tau_r = y_r where (s - b_r) y_r <= 0, else 0."""
+    yr = _virtual_labels(y, k)
+    return np.where((s - b) * yr <= 0, yr, 0.0)
+
+
 def _nearest_rank(score: float, k: int) -> int:
     """The rank closest to a real number, a half rounded up, clipped to 1..k."""
     lower = np.floor(score)
@@ -101,8 +107,7 @@ def si_prank_plain(X: np.ndarray, y: np.ndarray, k: int) -> tuple[np.ndarray, np
         preds[t] = yhat
         if yhat == y[t]:
             continue
-        yr = _virtual_labels(y[t], k)
-        tau = np.where((s - b) * yr <= 0, yr, 0.0)
+        tau = _prank_tau(s, b, y[t], k)
         r = yhat - 1 if yhat > y[t] else yhat      # 1-based threshold index
         w = w + tau[r - 1] * X[t]
         b[r - 1] = b[r - 1] - tau[r - 1]
@@ -173,8 +178,7 @@ def mu_prank_plain(X: np.ndarray, y: np.ndarray, k: int, eta: float) -> tuple[np
         preds[t] = yhat
         if yhat == y[t]:
             continue
-        yr = _virtual_labels(y[t], k)
-        tau = np.where((s - b) * yr <= 0, yr, 0.0)
+        tau = _prank_tau(s, b, y[t], k)
         w_new = w * np.exp(eta * X[t] * tau.sum())
         b_new = b * np.exp(-eta * tau)
         Z = w_new.sum() + b_new.sum()
@@ -200,8 +204,7 @@ def voted_prank_plain(X: np.ndarray, y: np.ndarray, k: int):
         if yhat == y[t]:
             cs[-1] += 1.0
             continue
-        yr = _virtual_labels(y[t], k)
-        tau = np.where((s - b) * yr <= 0, yr, 0.0)
+        tau = _prank_tau(s, b, y[t], k)
         w = w + tau.sum() * X[t]
         b = b - tau
         Ws.append(w.copy())
