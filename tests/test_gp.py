@@ -169,7 +169,7 @@ def test_cgpr_em_objective_does_not_decrease_and_matches_eq3_as_written():
 def test_gpor_objective_does_not_decrease_and_thresholds_ordered(collaborative):
     K, Y, train = small_problem(seed=8)
     test = np.setdiff1d(np.arange(K.shape[0]), train)
-    fit = GPModel(likelihood="ordinal", collaborative=collaborative, sigma0=1.0, em_iters=6, tol=0.0).fit_predict(
+    fit = GPModel(likelihood="ordinal", collaborative=collaborative, sigma0=1.0, em_iters=6, tol=0.0).fit_predict_kernel(
         K, Y, train, test)
     obj = fit.objective
     assert len(obj) == 6 and np.all(np.isfinite(obj))
@@ -195,8 +195,8 @@ def test_models_learn_and_are_repeatable():
     for lik, sig0 in (("gaussian", 0.1), ("ordinal", 1.0)):
         for col in (False, True):
             model = GPModel(likelihood=lik, collaborative=col, sigma0=sig0, em_iters=5)
-            a = model.fit_predict(K, Y, train, test)
-            b = model.fit_predict(K, Y, train, test)
+            a = model.fit_predict_kernel(K, Y, train, test)
+            b = model.fit_predict_kernel(K, Y, train, test)
             assert all(np.array_equal(x, z) for x, z in zip(a.pred, b.pred))
             zo = [np.mean(p[row[test] > 0] != row[test][row[test] > 0]) for p, row in zip(a.pred, Y)]
             assert np.mean(zo) < np.mean(base), (lik, col)
@@ -210,13 +210,13 @@ def test_gp_trial_draws_the_same_items_for_every_model(tmp_path, monkeypatch):
     K, Y, _ = small_problem(seed=10, m=60)
     monkeypatch.setitem(builders.BUILDERS, "tiny_gp", lambda data_path: CollabData(K, Y, 5, 10, int((Y > 0).sum())))
     seen = []
-    orig = GPModel.fit_predict
+    orig = GPModel.fit_predict_kernel
 
     def spy(self, K_, Y_, train, predict, progress=None):
         seen.append(train.copy())
         return orig(self, K_, Y_, train, predict, progress)
 
-    monkeypatch.setattr(GPModel, "fit_predict", spy)
+    monkeypatch.setattr(GPModel, "fit_predict_kernel", spy)
     rows = {}
     for lik in ("gaussian", "ordinal"):
         spec = GPSpec("gp_model", {"likelihood": lik, "n_items": 20, "em_iters": 2}, "tiny_gp", {}, "unused",

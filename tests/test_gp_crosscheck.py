@@ -282,7 +282,7 @@ def test_hyper_and_threshold_init_are_validated():
     K, Y, train = small_collab(seed=6)
     test = np.setdiff1d(np.arange(K.shape[0]), train)
     for init in ("quantile", "uniform"):
-        fit = GPModel(likelihood="ordinal", sigma0=1.0, em_iters=4, threshold_init=init).fit_predict(K, Y, train, test)
+        fit = GPModel(likelihood="ordinal", sigma0=1.0, em_iters=4, threshold_init=init).fit_predict_kernel(K, Y, train, test)
         assert np.all(np.diff(fit.thresholds, axis=1) > 0)
 
 

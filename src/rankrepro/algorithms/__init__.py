@@ -1,6 +1,9 @@
-"""Online ordinal learners.  ``REGISTRY`` maps the names used in configs to classes."""
+"""The learners.  Every one is an :class:`Estimator` (one base for parameters, validation,
+clone and repr; scikit-learn compatible).  ``REGISTRY`` maps the names used in configs to the
+online ordinal learners; :mod:`.rankers` (``RANKERS``), :mod:`.gp` (``GP``) and
+:mod:`.coactive` (``COACTIVE``) hold the other families; ``FAMILIES`` names them all."""
 
-from .base import Interval, OnlineRanker, ParamError
+from .base import Estimator, NotFittedError, OnlineRanker, ParamError, Range
 from .baselines import MulticlassPerceptron, WidrowHoff
 from .kernels import FEATURE_MAPS, poly2_features, poly2_kernel
 from .oap import OAPBPM, OAPVP, OAPBagg
@@ -11,8 +14,19 @@ REGISTRY: dict[str, type[OnlineRanker]] = {
     for cls in (PRank, SiPRank, NoPRank, MuPRank, VotedPRank, MulticlassPerceptron, WidrowHoff, OAPBPM, OAPBagg, OAPVP)
 }
 
+
+
+def families() -> dict[str, dict[str, type[Estimator]]]:
+    """Every registered learner, by family (imported on demand: a job loads only its own)."""
+    from .coactive import COACTIVE
+    from .gp import GP
+    from .rankers import RANKERS
+
+    return {"online": REGISTRY, "rankers": RANKERS, "gp": GP, "coactive": COACTIVE}
+
+
 __all__ = [
-    "FEATURE_MAPS", "Interval", "MuPRank", "MulticlassPerceptron", "NoPRank", "OAPBPM", "OAPBagg", "OAPVP",
+    "Estimator", "FEATURE_MAPS", "families", "NotFittedError", "Range", "MuPRank", "MulticlassPerceptron", "NoPRank", "OAPBPM", "OAPBagg", "OAPVP",
     "OnlineRanker", "PRank", "ParamError", "REGISTRY", "SiPRank", "VotedPRank", "WidrowHoff",
     "poly2_features", "poly2_kernel",
 ]

@@ -37,15 +37,42 @@ class ParamError(ValueError):
         super().__init__(f"{owner}: hyperparameter {param}={value!r} is invalid: {rule}")
 
 
+class NotFittedError(ValueError, AttributeError):
+    """A prediction asked of an estimator that has not been fitted.  When scikit-learn is
+    loaded, the error raised is also scikit-learn's ``NotFittedError``, so its checks
+    recognise it (scikit-learn is not imported for that)."""
+
+
+_BOTH: list[type] = []
+
+
+def not_fitted(owner: str, how: str = "call fit first") -> Exception:
+    import sys
+
+    msg = f"This {owner} instance is not fitted yet: {how}"
+    skl = sys.modules.get("sklearn.exceptions")
+    if skl is None:
+        return NotFittedError(msg)
+    if not _BOTH:
+        _BOTH.append(type("NotFittedError", (NotFittedError, skl.NotFittedError), {"__module__": __name__}))
+    return _BOTH[0](msg)
+
+
 @dataclass(frozen=True)
-class Interval:
-    """Allowed values of a numeric hyperparameter, e.g. ``Interval(float, 0, 1, left_open=True)``."""
+class Range:
+    """Allowed values of a numeric hyperparameter, e.g. ``Range(float, 0, 1, left_open=True)``.
+
+    >>> Range(int, 1, None).check(3), Range(float, 0, 1, left_open=True).check(0.0)
+    (True, False)
+    """
 
     kind: type
     low: float | None = None
     high: float | None = None
     left_open: bool = False
     right_open: bool = False
+    #: None is allowed too (e.g. "no cap")
+    none_ok: bool = False
 
     def describe(self) -> str:
         lo = "-inf" if self.low is None else repr(self.low)
@@ -53,9 +80,11 @@ class Interval:
         left = "(" if self.left_open or self.low is None else "["
         right = ")" if self.right_open or self.high is None else "]"
         kind = "an integer" if self.kind is int else "a number"
-        return f"must be {kind} in {left}{lo}, {hi}{right}"
+        return f"must be {kind} in {left}{lo}, {hi}{right}" + (" or null" if self.none_ok else "")
 
     def check(self, value: Any) -> bool:
+        if value is None:
+            return self.none_ok
         if isinstance(value, bool):
             return False
         if self.kind is int:
@@ -86,6 +115,41 @@ class OneOf:
         return isinstance(value, str) and value in self.options
 
 
+@dataclass(frozen=True)
+class Boolean:
+    """true or false."""
+
+    def describe(self) -> str:
+        return "must be true or false"
+
+    def check(self, value: Any) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+
+class Rule:
+    """Any other constraint: a predicate and the sentence that describes it."""
+
+    def __init__(self, predicate, description: str):
+        self.predicate, self.description = predicate, description
+
+    def describe(self) -> str:
+        return self.description
+
+    def check(self, value: Any) -> bool:
+        try:
+            return bool(self.predicate(value))
+        except (TypeError, ValueError):
+            return False
+
+
+def check_params(obj: Any, constraints: dict[str, Any], owner: str) -> None:
+    """Raise :class:`ParamError` for the first attribute of ``obj`` that breaks its constraint."""
+    for name, rule in constraints.items():
+        value = getattr(obj, name)
+        if not rule.check(value):
+            raise ParamError(name, value, rule.describe(), owner)
+
+
 def check_seed(value: Any) -> bool:
     return value is None or isinstance(value, (np.random.SeedSequence,)) or (
         isinstance(value, Integral) and not isinstance(value, bool) and int(value) >= 0
@@ -104,15 +168,89 @@ def round_to_rank(score: np.ndarray, n_ranks: int) -> np.ndarray:
     return np.clip(r, 1, n_ranks).astype(np.int64)
 
 
-class OnlineRanker:
-    """Base class: validation, input checks, cloning and the online protocol."""
+def check_array(X: Any, owner: str, *, sparse_ok: bool = False, n_features: int | None = None):
+    """Input rows as a float64 2-D array (or canonical CSR when ``sparse_ok``), refused with a
+    clear message when empty, complex, non-numeric, not 2-D, not finite, or of the wrong width
+    (``n_features``: the width seen in fit)."""
+    if X is None:
+        raise ValueError(f"{owner}: X is None, expected a 2-D array of shape (n_samples, n_features)")
+    if sparse.issparse(X):
+        if not sparse_ok:
+            raise TypeError(f"{owner}: sparse input is not supported; pass a dense array (X.toarray())")
+        X = sparse.csr_matrix(X)
+        if np.iscomplexobj(X.data):
+            raise ValueError(f"{owner}: Complex data not supported")
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        data = X.data
+    else:
+        if np.iscomplexobj(X):
+            raise ValueError(f"{owner}: Complex data not supported")
+        try:
+            X = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{owner}: X must be numeric ({e})") from None
+        if X.ndim != 2:
+            raise ValueError(f"{owner}: expected a 2-D array (n_samples, n_features), got shape {X.shape}. "
+                             "Reshape your data, e.g. X.reshape(-1, 1) for a single feature")
+        data = X
+    if X.shape[0] == 0:
+        raise ValueError(f"{owner}: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if X.shape[1] == 0:
+        raise ValueError(f"{owner}: found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"{owner}: input X contains NaN or infinity")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting {n_features} features "
+                         "as input")
+    if sparse.issparse(X):
+        X.sum_duplicates()
+        X.sort_indices()
+    return X
 
-    #: name -> Interval (or a callable returning bool) of each hyperparameter
-    _constraints: ClassVar[dict[str, Any]] = {"n_ranks": Interval(int, 2, None)}
+
+def check_target(y: Any, n: int, owner: str, *, low: int, high: int | None, what: str = "ranks",
+                 ndim: tuple[int, ...] = (1,)) -> np.ndarray:
+    """Integer labels in low..high, one per row of X (``ndim`` (1, 2): a column per output)."""
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None")
+    y_arr = np.asarray(y)
+    if y_arr.ndim not in ndim or y_arr.shape[0] != n:
+        raise ValueError(f"{owner}: y must have shape ({n},{' n_outputs' if 2 in ndim else ''}), got {y_arr.shape}")
+    if y_arr.dtype.kind not in "biuf":
+        raise ValueError(f"{owner}: Unknown label type: {what} must be integers, got dtype {y_arr.dtype}")
+    span = f"{low}..{high}" if high is not None else f">= {low}"
+    if y_arr.size and not (np.all(np.isfinite(y_arr)) and np.all(np.equal(np.mod(y_arr, 1), 0))):
+        raise ValueError(f"{owner}: {what} must be integers {span}")
+    y_int = y_arr.astype(np.int64)
+    if y_int.size and (y_int.min() < low or (high is not None and y_int.max() > high)):
+        raise ValueError(f"{owner}: {what} must lie in {span}, got {y_int.min()}..{y_int.max()}")
+    return y_int
+
+
+class Estimator:
+    """The base of every learner: keyword-only hyperparameters stored as given by
+    ``__init__``; checked in one place (:meth:`_validate_params`, at fit time and when a config
+    loads) against the ``_constraints`` of the class and its bases (``Range``, ``OneOf``,
+    ``Boolean``, ``Rule``); scikit-learn's parameter protocol (``get_params(deep)``,
+    ``set_params``, :func:`sklearn.base.clone`); a repr of the parameters; fitted state in
+    trailing-underscore attributes.  scikit-learn is needed only by whoever calls its tools.
+
+    >>> from rankrepro.algorithms import PRank
+    >>> PRank(n_ranks=3)
+    PRank(n_ranks=3)
+    >>> PRank(n_ranks=1).validate()
+    Traceback (most recent call last):
+    ...
+    rankrepro.algorithms.base.ParamError: PRank: hyperparameter n_ranks=1 is invalid: must be an integer in [2, inf)
+    """
+
+    #: hyperparameter name -> constraint (merged over the class hierarchy)
+    _constraints: ClassVar[dict[str, Any]] = {
+        "seed": Rule(check_seed, "must be None, a non-negative int or a SeedSequence"),
+    }
     #: short name used in configs and reports
-    name: ClassVar[str] = "online_ranker"
+    name: ClassVar[str] = "estimator"
 
-    # -- parameters -----------------------------------------------------------------
     @classmethod
     def _param_names(cls) -> list[str]:
         import inspect
@@ -120,12 +258,21 @@ class OnlineRanker:
         sig = inspect.signature(cls.__init__)
         return [p for p in sig.parameters if p != "self"]
 
+    @classmethod
+    def constraints(cls) -> dict[str, Any]:
+        """Every hyperparameter's constraint (a subclass's overrides its base's)."""
+        out: dict[str, Any] = {}
+        for c in reversed(cls.__mro__):
+            out.update(getattr(c, "_constraints", None) or {})
+        names = cls._param_names()
+        return {k: v for k, v in out.items() if k in names}
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The hyperparameters (scikit-learn's protocol; there are no nested estimators, so
         ``deep`` changes nothing)."""
         return {k: getattr(self, k) for k in self._param_names()}
 
-    def set_params(self, **params: Any) -> "OnlineRanker":
+    def set_params(self, **params: Any) -> "Estimator":
         names = set(self._param_names())
         for k, v in params.items():
             if k not in names:
@@ -133,67 +280,75 @@ class OnlineRanker:
             setattr(self, k, v)
         return self
 
-    def clone(self) -> "OnlineRanker":
+    def clone(self) -> "Estimator":
         """A new unfitted estimator with the same hyperparameters."""
         return type(self)(**copy.deepcopy(self.get_params()))
 
     def _validate_params(self) -> None:
-        owner = type(self).__name__
-        for cls in type(self).__mro__:
-            for name, rule in getattr(cls, "_constraints", {}).items():
-                if name not in self._param_names():
-                    continue
-                value = getattr(self, name)
-                if isinstance(rule, (Interval, OneOf)):
-                    if not rule.check(value):
-                        raise ParamError(name, value, rule.describe(), owner)
-                elif not rule(value):
-                    raise ParamError(name, value, getattr(rule, "__doc__", None) or "invalid value", owner)
-        if "seed" in self._param_names() and not check_seed(getattr(self, "seed")):
-            raise ParamError("seed", getattr(self, "seed"), "must be None, a non-negative int or a SeedSequence", owner)
+        check_params(self, self.constraints(), type(self).__name__)
 
-    def validate(self) -> "OnlineRanker":
+    def validate(self) -> "Estimator":
         """Check the hyperparameters without fitting (used when a config loads)."""
         self._validate_params()
         return self
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        import inspect
+
+        sig = inspect.signature(type(self).__init__).parameters
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
+                         if sig[k].default is inspect.Parameter.empty or not _same(v, sig[k].default))
         return f"{type(self).__name__}({args})"
+
+    def _reset(self) -> None:
+        """Forget the fitted state (the trailing-underscore attributes)."""
+        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
+            delattr(self, attr)
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "n_features_in_"):
+            raise not_fitted(type(self).__name__)
+
+    def __sklearn_tags__(self):
+        """scikit-learn (>= 1.6) asks every estimator for its tags: defaults, y required,
+        adjusted by :meth:`_adjust_tags`."""
+        from sklearn.base import BaseEstimator
+
+        tags = BaseEstimator.__sklearn_tags__(self)
+        tags.target_tags.required = True
+        self._adjust_tags(tags)
+        return tags
+
+    def _adjust_tags(self, tags) -> None:
+        pass
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return False
+
+
+class OnlineRanker(Estimator):
+    """Online ordinal learners: the online protocol over ranks 1..n_ranks."""
+
+    _constraints: ClassVar[dict[str, Any]] = {"n_ranks": Range(int, 2, None)}
+    name: ClassVar[str] = "online_ranker"
 
     # -- inputs ---------------------------------------------------------------------
     def _check_X(self, X: Any) -> sparse.csr_matrix:
         """Dense or scipy-sparse input as canonical CSR rows (what the kernels iterate)."""
-        name = type(self).__name__
-        if sparse.issparse(X):
-            X = sparse.csr_matrix(X, dtype=np.float64)
-        else:
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 2:
-                raise ValueError(f"{name}: X must be 2-D (n_samples, n_features), got shape {X.shape}")
-            if not np.all(np.isfinite(X)):
-                raise ValueError(f"{name}: X contains NaN or infinity")
-            X = sparse.csr_matrix(X)
-        if not np.all(np.isfinite(X.data)):
-            raise ValueError(f"{name}: X contains NaN or infinity")
-        if hasattr(self, "n_features_in_") and X.shape[1] != self.n_features_in_:
-            raise ValueError(f"{name}: X has {X.shape[1]} features, the learner was started with {self.n_features_in_}")
-        X.sum_duplicates()
-        X.sort_indices()
-        return X
+        X = check_array(X, type(self).__name__, sparse_ok=True, n_features=getattr(self, "n_features_in_", None))
+        return X if sparse.issparse(X) else sparse.csr_matrix(X)
 
     def _check_y(self, y: Any, n: int) -> np.ndarray:
-        y_arr = np.asarray(y)
-        if y_arr.shape != (n,):
-            raise ValueError(f"{type(self).__name__}: y must have shape ({n},), got {y_arr.shape}")
-        if y_arr.size and not np.all(np.equal(np.mod(y_arr, 1), 0)):
-            raise ValueError(f"{type(self).__name__}: ranks must be integers 1..{self.n_ranks}")
-        y_int = y_arr.astype(np.int64)
-        if y_int.size and (y_int.min() < 1 or y_int.max() > self.n_ranks):
-            raise ValueError(
-                f"{type(self).__name__}: ranks must lie in 1..{self.n_ranks}, got {y_int.min()}..{y_int.max()}"
-            )
-        return y_int
+        return check_target(y, n, type(self).__name__, low=1, high=self.n_ranks)
+
+    def _adjust_tags(self, tags) -> None:
+        # ranks are the integers 1..n_ranks: positive targets; sparse rows are iterated as they are
+        tags.target_tags.positive_only = True
+        tags.input_tags.sparse = True
 
     # -- protocol -------------------------------------------------------------------
     def _init_state(self, n_features: int) -> None:  # pragma: no cover - abstract
@@ -215,6 +370,8 @@ class OnlineRanker:
     def fit_online(self, X: Any, y: Any) -> np.ndarray:
         """Run the online protocol over the rows of ``X``; return the prediction of each
         round, made before that round's update."""
+        if not hasattr(self, "n_features_in_"):
+            self._validate_params()  # before the ranks are checked against n_ranks
         X = self._check_X(X)
         y = self._check_y(y, X.shape[0])
         self._ensure_started(X)
@@ -228,26 +385,12 @@ class OnlineRanker:
 
     def fit(self, X: Any, y: Any) -> "OnlineRanker":
         """One online pass from a fresh state."""
-        for attr in [a for a in vars(self) if a.endswith("_") and not a.startswith("__")]:
-            delattr(self, attr)
+        self._reset()
         return self.partial_fit(X, y)
-
-    def _check_fitted(self) -> None:
-        if not hasattr(self, "n_features_in_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted: call partial_fit first")
 
     def predict(self, X: Any) -> np.ndarray:
         self._check_fitted()
         return self._predict(self._check_X(X))
-
-    def __sklearn_tags__(self):
-        """scikit-learn (>= 1.6) asks every estimator for its tags: defaults, with y required
-        (scikit-learn is only needed by whoever calls this)."""
-        from sklearn.base import BaseEstimator
-
-        tags = BaseEstimator.__sklearn_tags__(self)
-        tags.target_tags.required = True
-        return tags
 
     def score(self, X: Any, y: Any) -> float:
         """Minus the average rank loss (1/n) sum |yhat - y| of the current rule on (X, y):
@@ -256,3 +399,39 @@ class OnlineRanker:
 
         X = self._check_X(X)
         return -rank_loss(self.predict(X), self._check_y(y, X.shape[0]))
+
+
+class QueryRanker(Estimator):
+    """Learners that rank the documents of a query (``qid`` groups rows, as LightGBM's
+    ``LGBMRanker`` takes groups): ``predict(X, qid)`` scores documents, higher first;
+    ``score(X, y, qid)`` is the mean NDCG@10 over the queries (LETOR's definition; higher is
+    better).  Relevance labels are integers >= 0."""
+
+    def _check_Xyq(self, X, y, qid):
+        owner = type(self).__name__
+        X = check_array(X, owner)
+        y = check_target(y, X.shape[0], owner, low=0, high=None, what="relevance labels")
+        return X, y, self._check_qid(qid, X.shape[0])
+
+    def _check_qid(self, qid, n: int) -> np.ndarray:
+        qid = np.zeros(n, dtype=np.int64) if qid is None else np.asarray(qid)
+        if qid.shape != (n,):
+            raise ValueError(f"{type(self).__name__}: qid must have shape ({n},), got {qid.shape}")
+        return qid
+
+    def _scores(self, X: np.ndarray, qid: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def predict(self, X, qid=None) -> np.ndarray:
+        """The fitted model's score of each document (higher ranks first); ``qid`` matters
+        only to rank-based combinations (the Borda committee)."""
+        self._check_fitted()
+        X = check_array(X, type(self).__name__, n_features=self.n_features_in_)
+        return np.asarray(self._scores(X, self._check_qid(qid, X.shape[0])), dtype=np.float64)
+
+    def score(self, X, y, qid=None) -> float:
+        """Mean NDCG@10 over the queries: higher is better."""
+        from ..metrics import per_query
+
+        X, y, qid = self._check_Xyq(X, y, qid)
+        return float(per_query(self.predict(X, qid), y, qid, ("ndcg@10",))["ndcg@10"].mean())

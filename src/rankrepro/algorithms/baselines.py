@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from . import _kernels as K
-from .base import rows, Interval, OneOf, OnlineRanker, round_to_rank
+from .base import rows, Range, OneOf, OnlineRanker, round_to_rank
 
 
 class MulticlassPerceptron(OnlineRanker):
@@ -52,7 +52,7 @@ class WidrowHoff(OnlineRanker):
     RuntimeWarning is issued."""
 
     name = "widrow_hoff"
-    _constraints = {"eta": Interval(float, 0.0, None, left_open=True)}
+    _constraints = {"eta": Range(float, 0.0, None, left_open=True)}
 
     def __init__(self, *, n_ranks: int = 5, eta: float = 0.1):
         self.n_ranks = n_ranks

@@ -18,24 +18,29 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .base import Interval, ParamError
+from .base import Estimator, OneOf, ParamError, QueryRanker, Range
 
 
-class PreferencePerceptron:
-    _constraints = {"n_features": Interval(int, 1, None), "n_users": Interval(int, 1, None),
-                    "batch": Interval(int, 1, None), "G": Interval(float, 0.0, None, left_open=True)}
+def _needs_radius(obj) -> None:
+    if obj.variant == "convex" and obj.radius is None:
+        raise ParamError("radius", obj.radius, "the convex variant needs a positive radius", type(obj).__name__)
+
+
+class PreferencePerceptron(Estimator):
+    """The learner's state for ``n_users`` users at once (the rows of ``W``); created by
+    :meth:`CoactiveLearner.make`, checked on creation by the shared validation."""
+
+    _constraints = {"n_features": Range(int, 1, None), "n_users": Range(int, 1, None),
+                    "variant": OneOf(("perceptron", "convex")), "batch": Range(int, 1, None),
+                    "radius": Range(float, 0.0, None, left_open=True, none_ok=True),
+                    "G": Range(float, 0.0, None, left_open=True)}
 
     def __init__(self, *, n_features: int, n_users: int = 1, variant: str = "perceptron", batch: int = 1,
                  radius: float | None = None, G: float = 1.0):
         self.n_features, self.n_users, self.variant = n_features, n_users, variant
         self.batch, self.radius, self.G = batch, radius, G
-        for name, rule in self._constraints.items():
-            if not rule.check(getattr(self, name)):
-                raise ParamError(name, getattr(self, name), rule.describe(), "PreferencePerceptron")
-        if variant not in ("perceptron", "convex"):
-            raise ParamError("variant", variant, "must be 'perceptron' or 'convex'", "PreferencePerceptron")
-        if variant == "convex" and (radius is None or not radius > 0):
-            raise ParamError("radius", radius, "the convex variant needs a positive radius", "PreferencePerceptron")
+        self._validate_params()
+        _needs_radius(self)
         self.W = np.zeros((n_users, n_features))
         self.t = 0
         self._pending = np.zeros_like(self.W)
@@ -140,42 +145,70 @@ def _sorted_feedback(order, Us, U, avail, presented, alpha, ptr):
     return fb, best
 
 
-class CoactiveLearner:
-    """Config-level description of a coactive cell: the learner (``variant``: perceptron,
-    convex, or ranksvm -- the Ranking SVM baseline; batch, radius), the simulated user's
-    feedback (``feedback``: strict with quality ``alpha``, or noisy; ``noisy_pick``: which of
-    several available movies rated one higher the noisy user returns -- ``random`` or ``best``,
-    the one of highest true utility) and ``max_users``, the number of users of each group
-    simulated (None: all)."""
+class CoactiveLearner(QueryRanker):
+    """A coactive cell's learner (``variant``: perceptron, convex, or ranksvm -- the Ranking
+    SVM baseline; batch, radius) and simulated user (``feedback``: strict with quality
+    ``alpha``, or noisy; ``noisy_pick``: which of several available movies rated one higher
+    the noisy user returns -- ``random`` or ``best``, the one of highest true utility);
+    ``max_users``: the number of users of each group simulated in the movie experiments (None:
+    all).
+
+    As a scikit-learn ranker, ``fit(X, y, qid)`` runs the web-search rounds of Sec. 5.1 on the
+    given queries: one pass in a random order (``seed``), the learner presenting each query's
+    documents by its scores and the simulated user improving the top five from the relevance
+    labels ``y`` (strict: w*, the least-squares fit of y on X, is the user's utility; noisy:
+    the labels of the top ten); ``regret_`` holds each round's regret, ``coef_`` the final
+    weights, ``predict`` scores documents with them.
+
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 4)); y = (X @ [1.0, 0.5, 0, 0] > 0).astype(int)
+    >>> m = CoactiveLearner(seed=0).fit(X, y, qid=np.repeat(np.arange(20), 10))
+    >>> bool(m.regret_[-5:].mean() < m.regret_[:5].mean())
+    True
+    """
 
     name = "preference_perceptron"
+    _constraints = {"variant": OneOf(("perceptron", "convex", "ranksvm")), "batch": Range(int, 1, None),
+                    "radius": Range(float, 0.0, None, left_open=True, none_ok=True),
+                    "feedback": OneOf(("strict", "noisy")), "alpha": Range(float, 0.0, 1.0, left_open=True),
+                    "max_users": Range(int, 1, None, none_ok=True), "noisy_pick": OneOf(("random", "best"))}
 
     def __init__(self, *, variant: str = "perceptron", batch: int = 1, radius: float | None = None,
                  feedback: str = "strict", alpha: float = 1.0, max_users: int | None = None,
-                 noisy_pick: str = "random"):
+                 noisy_pick: str = "random", seed=None):
         self.variant, self.batch, self.radius, self.feedback, self.alpha = variant, batch, radius, feedback, alpha
-        self.max_users, self.noisy_pick = max_users, noisy_pick
+        self.max_users, self.noisy_pick, self.seed = max_users, noisy_pick, seed
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        return ["variant", "batch", "radius", "feedback", "alpha", "max_users", "noisy_pick"]
-
-    def validate(self) -> "CoactiveLearner":
-        if self.feedback not in ("strict", "noisy"):
-            raise ParamError("feedback", self.feedback, "must be 'strict' or 'noisy'", "CoactiveLearner")
-        if self.noisy_pick not in ("random", "best"):
-            raise ParamError("noisy_pick", self.noisy_pick, "must be 'random' or 'best'", "CoactiveLearner")
-        if not Interval(float, 0.0, 1.0, left_open=True).check(self.alpha):
-            raise ParamError("alpha", self.alpha, "must be a number in (0, 1]", "CoactiveLearner")
-        if self.max_users is not None and not Interval(int, 1, None).check(self.max_users):
-            raise ParamError("max_users", self.max_users, "must be an integer >= 1 or null", "CoactiveLearner")
-        if self.variant != "ranksvm":
-            PreferencePerceptron(n_features=1, variant=self.variant, batch=self.batch, radius=self.radius)
-        return self
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        _needs_radius(self)
 
     def make(self, n_features: int, n_users: int) -> PreferencePerceptron:
         return PreferencePerceptron(n_features=n_features, n_users=n_users, variant=self.variant, batch=self.batch,
                                     radius=self.radius)
+
+    def fit(self, X, y, qid=None) -> "CoactiveLearner":
+        self._reset()
+        self._validate_params()
+        X, y, qid = self._check_Xyq(X, y, qid)
+        order = np.argsort(qid, kind="stable")
+        X, y, qid = X[order], y[order], qid[order]
+        bounds = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1], True])
+        u_all = X @ least_squares_w(X, y)
+        rng = np.random.default_rng(self.seed)
+        queries = rng.permutation(bounds.size - 1)
+        if self.variant == "ranksvm":
+            svm, learner = CoactiveRankSVM(X.shape[1], seed=int(rng.integers(2**31))), None
+        else:
+            svm, learner = None, self.make(X.shape[1], 1)
+        self.regret_ = ranking_rounds(self, learner, svm, X, y, u_all, bounds[:-1], bounds[1:], queries, rng)
+        self.coef_ = (learner.W[0] if learner is not None else svm.w).copy()
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _scores(self, X, qid):
+        return X @ self.coef_
 
 
 COACTIVE = {CoactiveLearner.name: CoactiveLearner}
@@ -228,3 +261,78 @@ class CoactiveRankSVM:
             C = self.C_grid[int(np.argmax(acc))]
         self.w = self._fit(D, C)
         self.trained_on = n
+
+
+# -------------------------------------------------------------------------------------
+# web search (Sec. 5.1): rankings of a query's documents, the joint feature map of eq. 12
+# -------------------------------------------------------------------------------------
+#: positions scored by the joint feature map of eq. 12
+TOP = 5
+
+
+def position_weights(n_docs: int, top: int = TOP) -> np.ndarray:
+    """1/log(i+1) for positions i = 1..min(top, n_docs) (eq. 12; natural log, as printed)."""
+    return 1.0 / np.log(np.arange(2, min(top, n_docs) + 2))
+
+
+def least_squares_w(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """w*: the least-squares fit of the relevance labels on the features (with an intercept,
+    dropped: it adds the same amount to every ranking of a query)."""
+    A = np.hstack([X, np.ones((X.shape[0], 1))])
+    return np.linalg.lstsq(A, y.astype(float), rcond=None)[0][:-1]
+
+
+def strict_ranking_feedback(order: np.ndarray, u: np.ndarray, alpha: float, top: int = TOP) -> np.ndarray:
+    """The simulated user of Sec. 5.1.1: go down the presented ranking ``order`` until the
+    first depth d at which the best ``top`` documents (by true utility ``u``) among the first d,
+    placed on top in that order, make the feedback strictly alpha-informative (eq. 4):
+    U(ybar) - U(y) >= alpha (U(y*) - U(y)).  Returns the top of ybar (document indices)."""
+    wts = position_weights(order.size, top)
+    k = wts.size
+    u_pres = u[order[:k]] @ wts
+    u_best = np.sort(u)[::-1][:k] @ wts
+    need = u_pres + alpha * (u_best - u_pres) - 1e-12 * max(1.0, abs(u_best))
+    for d in range(k, order.size + 1):
+        head = order[:d]
+        pick = head[np.argsort(-u[head], kind="stable")[:k]]
+        if u[pick] @ wts >= need:
+            return pick
+    return pick  # unreachable: at full depth the pick is optimal
+
+
+def noisy_ranking_feedback(order: np.ndarray, labels: np.ndarray, top: int = TOP, inspect: int = 10) -> np.ndarray:
+    """The simulated user of Sec. 5.1.2: among the first ``inspect`` presented documents (all
+    when fewer), the ``top`` with the highest relevance labels go on top (ties keep the
+    presented order)."""
+    head = order[:inspect]
+    k = min(top, order.size)
+    return head[np.argsort(-labels[head], kind="stable")[:k]]
+
+
+def ranking_rounds(cfg: "CoactiveLearner", learner: "PreferencePerceptron | None", svm: "CoactiveRankSVM | None",
+                   X: np.ndarray, labels: np.ndarray, u_all: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                   queries: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The rounds of Sec. 5.1, one per query of ``queries`` (indices into ``starts``/``ends``,
+    the row ranges of the queries): the learner presents the query's documents sorted by its
+    scores (ties broken at random), the simulated user (``cfg.feedback``) returns a ranking,
+    the learner updates on phi(ybar) - phi(y).  Returns each round's regret U(y*) - U(y), U
+    the position-weighted true utility ``u_all`` of the top five."""
+    regret = np.zeros(queries.size)
+    for t, q in enumerate(queries):
+        s, e = starts[q], ends[q]
+        Xq, u = X[s:e], u_all[s:e]
+        w = learner.W[0] if learner is not None else svm.w
+        order = np.lexsort((rng.random(e - s), -(Xq @ w)))
+        wts = position_weights(e - s)
+        y = order[:wts.size]
+        regret[t] = np.sort(u)[::-1][:wts.size] @ wts - u[y] @ wts
+        if cfg.feedback == "strict":
+            ybar = strict_ranking_feedback(order, u, cfg.alpha)
+        else:
+            ybar = noisy_ranking_feedback(order, labels[s:e])
+        delta = wts @ Xq[ybar] - wts @ Xq[y]
+        if learner is not None:
+            learner.update(delta[None, :])
+        else:
+            svm.add_pair(delta)
+    return regret

@@ -36,7 +36,8 @@ import numpy as np
 from scipy import linalg, optimize
 from scipy.special import log_ndtr
 
-from .base import Interval, ParamError
+from .base import Boolean, Estimator, OneOf, Range, check_array, check_target
+from .kernels import cosine_kernel
 
 LOG_2PI = float(np.log(2 * np.pi))
 
@@ -440,7 +441,7 @@ class FitResult:
     ep_unconverged: int = 0
 
 
-class GPModel:
+class GPModel(Estimator):
     """GPR / GPOR, individual or collaborative (CGPR / CGPOR).
 
     ``likelihood``: gaussian (GPR) or ordinal (GPOR); ``collaborative``: learn h and Sigma by
@@ -464,6 +465,13 @@ class GPModel:
     median, ``ordinal_predict``)."""
 
     name = "gp_model"
+    _constraints = {
+        "likelihood": OneOf(("gaussian", "ordinal")), "collaborative": Boolean(),
+        "n_items": Range(int, 1, None), "em_iters": Range(int, 1, None),
+        "sigma0": Range(float, 0.0, None, left_open=True), "tol": Range(float, 0.0, None),
+        "n_ranks": Range(int, 2, None), "hyper": Range(float, 0.0, None),
+        "threshold_init": OneOf(("quantile", "uniform")), "ordinal_predict": OneOf(("mode", "median")),
+    }
 
     def __init__(self, *, likelihood: str = "gaussian", collaborative: bool = False, n_items: int = 100,
                  sigma0: float = 0.1, em_iters: int = 20, tol: float = 1e-5, n_ranks: int = 5,
@@ -472,30 +480,58 @@ class GPModel:
         self.sigma0, self.em_iters, self.tol, self.n_ranks = sigma0, em_iters, tol, n_ranks
         self.hyper, self.threshold_init, self.ordinal_predict = hyper, threshold_init, ordinal_predict
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        return ["likelihood", "collaborative", "n_items", "sigma0", "em_iters", "tol", "n_ranks", "hyper",
-                "threshold_init", "ordinal_predict"]
+    # -- scikit-learn's face --------------------------------------------------------------
+    def fit(self, X, y) -> "GPModel":
+        """Items ``X`` (one row per item: its features, e.g. feature users' centred ratings;
+        the prior kernel is their cosine, :func:`~rankrepro.algorithms.kernels.cosine_kernel`)
+        and ranks ``y``: one user's rank (1..n_ranks) of each item, or a (n_items, n_users)
+        array, one column per user, 0 where the user did not rate the item (several users are
+        what the collaborative models learn from).
 
-    def validate(self) -> "GPModel":
-        if self.likelihood not in ("gaussian", "ordinal"):
-            raise ParamError("likelihood", self.likelihood, "must be 'gaussian' or 'ordinal'", "GPModel")
-        if not isinstance(self.collaborative, bool):
-            raise ParamError("collaborative", self.collaborative, "must be true or false", "GPModel")
-        if self.threshold_init not in ("quantile", "uniform"):
-            raise ParamError("threshold_init", self.threshold_init, "must be 'quantile' or 'uniform'", "GPModel")
-        if self.ordinal_predict not in ("mode", "median"):
-            raise ParamError("ordinal_predict", self.ordinal_predict, "must be 'mode' or 'median'", "GPModel")
-        for name, rule in {"n_items": Interval(int, 1, None), "em_iters": Interval(int, 1, None),
-                           "sigma0": Interval(float, 0.0, None, left_open=True),
-                           "tol": Interval(float, 0.0, None), "n_ranks": Interval(int, 2, None),
-                           "hyper": Interval(float, 0.0, None)}.items():
-            if not rule.check(getattr(self, name)):
-                raise ParamError(name, getattr(self, name), rule.describe(), "GPModel")
+        The paper's models are transductive (Sec. 4: the test items enter the prior's kernel),
+        so ``fit`` checks and keeps the training data and :meth:`predict` runs the EM with the
+        items to predict in the kernel: the same computation as the experiments'.
+        ``n_items`` is the experiments' protocol parameter and is not used here."""
+        self._reset()
+        self._validate_params()
+        owner = type(self).__name__
+        X = check_array(X, owner)
+        y_arr = np.asarray(y) if y is not None else None
+        multi = y_arr is not None and y_arr.ndim == 2
+        Y = check_target(y, X.shape[0], owner, low=0 if multi else 1, high=self.n_ranks, ndim=(1, 2))
+        self.X_fit_, self.Y_fit_ = X, (Y if multi else Y[:, None]).T.copy()
+        self.multi_output_ = multi
+        self.n_features_in_ = X.shape[1]
         return self
 
+    def predict(self, X) -> np.ndarray:
+        """Each user's predicted rank of each item of ``X``: shape (n, ) for one user, (n,
+        n_users) for several."""
+        self._check_fitted()
+        X = check_array(X, type(self).__name__, n_features=self.n_features_in_)
+        n, m = self.X_fit_.shape[0], X.shape[0]
+        K = cosine_kernel(np.vstack([self.X_fit_, X]))
+        Y = np.hstack([self.Y_fit_, np.zeros((self.Y_fit_.shape[0], m), dtype=np.int64)])
+        res = self.fit_predict_kernel(K, Y, np.arange(n), np.arange(n, n + m))
+        P = np.stack(res.pred, axis=1).astype(np.int64)
+        return P if self.multi_output_ else P[:, 0]
+
+    def score(self, X, y) -> float:
+        """Minus the mean absolute error over the rated entries (higher is better)."""
+        X = check_array(X, type(self).__name__, n_features=getattr(self, "n_features_in_", None))
+        Y = np.asarray(y)
+        P = self.predict(X)
+        Y = Y.reshape(P.shape)
+        seen = Y > 0
+        return -float(np.mean(np.abs(P[seen] - Y[seen])))
+
+    def _adjust_tags(self, tags) -> None:
+        tags.target_tags.positive_only = True
+        tags.target_tags.multi_output = True
+        tags.non_deterministic = False
+
     # -- fitting -------------------------------------------------------------------------
-    def fit_predict(self, K: np.ndarray, Y: np.ndarray, train: np.ndarray, predict: np.ndarray,
+    def fit_predict_kernel(self, K: np.ndarray, Y: np.ndarray, train: np.ndarray, predict: np.ndarray,
                     progress=None) -> FitResult:
         """``K`` the prior kernel (m x m), ``Y`` ranks (users x m, 0 = missing), ``train`` the
         training items; returns each user's predicted rank on the items ``predict``."""

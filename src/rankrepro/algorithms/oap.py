@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from .base import rows, Interval, OneOf, OnlineRanker, round_to_rank
+from .base import rows, Range, OneOf, OnlineRanker, round_to_rank
 
 #: rows of Bernoulli masks drawn at once (bounds memory for long streams)
 _MASK_CHUNK = 65536
@@ -39,8 +39,8 @@ _MASK_CHUNK = 65536
 class _OAP(OnlineRanker):
     _mode = K.MODE_BPM
     _constraints = {
-        "N": Interval(int, 1, None),
-        "tau": Interval(float, 0.0, 1.0, left_open=True),
+        "N": Range(int, 1, None),
+        "tau": Range(float, 0.0, 1.0, left_open=True),
     }
 
     def __init__(self, *, n_ranks: int = 5, N: int = 100, tau: float = 0.3, seed=None):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _kernels as K
-from .base import rows, Interval, OneOf, OnlineRanker, round_to_rank
+from .base import rows, Range, OneOf, OnlineRanker, round_to_rank
 
 
 class _ThresholdRanker(OnlineRanker):
@@ -71,7 +71,7 @@ class NoPRank(_ThresholdRanker):
     """
 
     name = "no_prank"
-    _constraints = {"beta": Interval(float, 0.0, None, left_open=True)}
+    _constraints = {"beta": Range(float, 0.0, None, left_open=True)}
 
     def __init__(self, *, n_ranks: int = 5, beta: float = 1.0):
         self.n_ranks = n_ranks
@@ -96,7 +96,7 @@ class MuPRank(_ThresholdRanker):
     assumes ||x||_inf <= 1 for its bound; the algorithm runs on any x."""
 
     name = "mu_prank"
-    _constraints = {"eta": Interval(float, 0.0, None, left_open=True)}
+    _constraints = {"eta": Range(float, 0.0, None, left_open=True)}
 
     def __init__(self, *, n_ranks: int = 5, eta: float = 1.0):
         self.n_ranks = n_ranks

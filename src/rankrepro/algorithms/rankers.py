@@ -1,11 +1,26 @@
 """Batch rankers of document lists for the LETOR experiments (Elsas et al. 2008).
 
-Every ranker has keyword-only hyperparameters validated like the online learners and one
-method, :meth:`iterate`, a generator that trains step by step and yields
-``(step, scores)`` after each step (a perceptron iteration, a boosting round, a value of C):
-the scores of the documents of each evaluation set, the first of which is the validation
-set (it also weights committee members).  The protocol picks the step by validation
-NDCG@10, as the paper does, and times the training.
+Every ranker is an :class:`~rankrepro.algorithms.base.Estimator` (keyword-only
+hyperparameters, one validation, scikit-learn's parameter protocol) with two faces:
+
+* :meth:`BatchRanker.iterate`, a generator that trains step by step and yields
+  ``(step, scores)`` after each step (a perceptron iteration, a boosting round, a value of
+  C): the scores of the documents of each evaluation set, the first of which is the
+  validation set (it also weights committee members).  The LETOR protocol uses it to record
+  the validation curves, pick the step by validation NDCG@10, as the paper does, and time
+  the training.
+* scikit-learn's: ``fit(X, y, qid=..., eval_set=(Xv, yv, qv))`` (groups as query ids, as
+  LightGBM's ``LGBMRanker`` takes them) trains the same way and keeps the model of the step
+  with the best NDCG@10 on ``eval_set`` (the training set when none is given);
+  ``predict(X, qid)`` gives its scores and ``score(X, y, qid)`` its mean NDCG@10 (higher is
+  better).
+
+>>> import numpy as np
+>>> from rankrepro.algorithms.rankers import RankBoost
+>>> X = np.array([[0.0, 1.0], [1.0, 0.0], [0.2, 0.4], [0.9, 0.1]]); y = np.array([0, 2, 0, 1])
+>>> r = RankBoost(n_rounds=3).fit(X, y, qid=np.array([1, 1, 2, 2]))
+>>> r.score(X, y, qid=np.array([1, 1, 2, 2]))
+1.0
 
 * ``perceptron`` (output: last, pocket, average, committee_A, committee_B): see
   :mod:`rankrepro.algorithms.pairwise`; committee members are weighted by their validation
@@ -25,7 +40,7 @@ from typing import ClassVar, Iterator
 import numpy as np
 from numba import njit
 
-from .base import Interval, OneOf, ParamError
+from .base import Estimator, OneOf, QueryRanker, Range, Rule
 from .pairwise import ORDERS, PairwisePerceptron, committee_scores, make_pairs, mean_ndcg_columns
 
 EvalSet = tuple[np.ndarray, np.ndarray, np.ndarray]  # X, y, qid
@@ -41,42 +56,52 @@ def _warm_up() -> None:
     _svm_dcd(X[hi] - X[lo], 1.0, 1, 0.1, np.array([1], dtype=np.uint64), np.zeros(hi.size), np.zeros(2))
 
 
-class BatchRanker:
+class BatchRanker(QueryRanker):
+    """A learner of document rankings from graded relevance labels grouped by query."""
+
     name: ClassVar[str] = "batch_ranker"
-    _constraints: ClassVar[dict] = {}
-
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        import inspect
-
-        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
-
-    def get_params(self) -> dict:
-        return {k: getattr(self, k) for k in self._param_names()}
-
-    def validate(self) -> "BatchRanker":
-        for name, rule in self._constraints.items():
-            v = getattr(self, name)
-            ok = rule.check(v) if isinstance(rule, (Interval, OneOf)) else rule(v)
-            if not ok:
-                raise ParamError(name, v, rule.describe() if isinstance(rule, (Interval, OneOf)) else rule.__doc__,
-                                 type(self).__name__)
-        return self
 
     def iterate(self, X, y, qid, evals: list[EvalSet]) -> Iterator[tuple[float, list[np.ndarray]]]:
         raise NotImplementedError  # pragma: no cover
 
+    # -- scikit-learn's face ------------------------------------------------------------
+    def fit(self, X, y, qid=None, eval_set=None) -> "BatchRanker":
+        """Train on documents ``X`` with relevance labels ``y`` (integers >= 0) grouped by
+        query ``qid`` (one query when None); keep the step with the best mean NDCG@10 on
+        ``eval_set`` = (X, y, qid) (the first such step; the training set when None), as the
+        LETOR protocol picks it."""
+        from ..metrics import per_query
 
-def _outputs(v):
-    """one of the perceptron outputs"""
-    return v in ("last", "pocket", "average", "committee_A", "committee_B")
+        self._reset()
+        self._validate_params()
+        X, y, qid = self._check_Xyq(X, y, qid)
+        ev = (X, y, qid) if eval_set is None else self._check_Xyq(*eval_set)
+        best = -np.inf
+        for step, (scores,) in self.iterate(X, y, qid, [ev]):
+            v = float(per_query(scores, ev[1], ev[2], ("ndcg@10",))["ndcg@10"].mean())
+            if v > best:
+                best, self.best_step_, self.model_ = v, step, self._snapshot()
+        self.best_score_ = best
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def _snapshot(self):  # pragma: no cover - abstract
+        """What scores new documents at the current step."""
+        raise NotImplementedError
+
+    def _score_with(self, model, X, qid) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _scores(self, X, qid):
+        return self._score_with(self.model_, X, qid)
 
 
 class PerceptronRanker(BatchRanker):
     name = "perceptron"
-    _constraints = {"n_iter": Interval(int, 1, None), "committee": Interval(int, 1, None),
-                    "alpha": Interval(float, 0.0, 1.0, left_open=True), "output": _outputs,
-                    "alpha_iterations": Interval(int, 1, None), "order": OneOf(ORDERS)}
+    _constraints = {"n_iter": Range(int, 1, None), "committee": Range(int, 1, None),
+                    "alpha": Range(float, 0.0, 1.0, left_open=True),
+                    "output": OneOf(("last", "pocket", "average", "committee_A", "committee_B")),
+                    "alpha_iterations": Range(int, 1, None), "order": OneOf(ORDERS)}
 
     def __init__(self, *, output: str = "committee_A", n_iter: int = 50, committee: int = 30, alpha: float = 0.85,
                  alpha_iterations: int = 100, order: str = "random", seed=None):
@@ -101,10 +126,20 @@ class PerceptronRanker(BatchRanker):
             if self.output.startswith("committee"):
                 W, _ = p.members()
                 weights = mean_ndcg_columns(Xv @ W.T, yv, qv, 10)
+                self._now = (W, weights)
                 yield t, [committee_scores(W, weights, Xe, qe, self.output[-1]) for Xe, _, qe in evals]
             else:
                 w = getattr(p, self.output)()
+                self._now = w
                 yield t, [Xe @ w for Xe, _, _ in evals]
+
+    def _snapshot(self):
+        return tuple(np.array(a) for a in self._now) if isinstance(self._now, tuple) else np.array(self._now)
+
+    def _score_with(self, model, X, qid):
+        if self.output.startswith("committee"):
+            return committee_scores(model[0], model[1], X, qid, self.output[-1])
+        return X @ model
 
 
 # -------------------------------------------------------------------------------------
@@ -168,15 +203,14 @@ def _svm_dcd(D, C, max_pass, eps, state, alpha, w):
 class RankSVM(BatchRanker):
     name = "ranksvm"
 
-    def _grid(v):
-        """a non-empty list of positive C values ('svmlight': SVMlight's default, 1 / (mean ||x||)^2)"""
-        return isinstance(v, (list, tuple)) and len(v) > 0 and all(
-            c == "svmlight" or (isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0) for c in v)
-
-    _constraints = {"C_grid": _grid, "max_pass": Interval(int, 1, None), "eps": Interval(float, 0.0, None, True)}
+    _constraints = {
+        "C_grid": Rule(lambda v: isinstance(v, (list, tuple)) and len(v) > 0 and all(
+            c == "svmlight" or (isinstance(c, (int, float)) and not isinstance(c, bool) and c > 0) for c in v),
+            "must be a non-empty list of positive C values ('svmlight': SVMlight's default, 1 / (mean ||x||)^2)"),
+        "max_pass": Range(int, 1, None), "eps": Range(float, 0.0, None, True)}
 
     def __init__(self, *, C_grid=(0.001, 0.01, 0.1, 1.0), max_pass: int = 200, eps: float = 0.1, seed=None):
-        self.C_grid, self.max_pass, self.eps, self.seed = list(C_grid), max_pass, eps, seed
+        self.C_grid, self.max_pass, self.eps, self.seed = C_grid, max_pass, eps, seed
 
     @staticmethod
     def svmlight_default_C(D: np.ndarray) -> float:
@@ -209,7 +243,14 @@ class RankSVM(BatchRanker):
             # what training at this C alone costs (setup + one fit), and its pair visits
             self.step_seconds_, self.step_pairs_ = setup + fit, self.passes_ * D.shape[0]
             self.C_ = C
+            self._now = w
             yield C, [Xe @ w for Xe, _, _ in evals]
+
+    def _snapshot(self):
+        return self._now.copy()
+
+    def _score_with(self, model, X, qid):
+        return X @ model
 
 
 # -------------------------------------------------------------------------------------
@@ -237,7 +278,7 @@ def _rankboost_round(X, sorted_idx, hi, lo, Dp, pi):
 
 class RankBoost(BatchRanker):
     name = "rankboost"
-    _constraints = {"n_rounds": Interval(int, 1, None)}
+    _constraints = {"n_rounds": Range(int, 1, None)}
 
     def __init__(self, *, n_rounds: int = 300, seed=None):
         self.n_rounds, self.seed = n_rounds, seed
@@ -262,13 +303,22 @@ class RankBoost(BatchRanker):
                 sc += a * (Xe[:, f] > theta)
             yield t, [sc.copy() for sc in scores]
 
+    def _snapshot(self):
+        return list(self.weak_)
+
+    def _score_with(self, model, X, qid):
+        out = np.zeros(X.shape[0])
+        for f, theta, a in model:
+            out += a * (X[:, f] > theta)
+        return out
+
 
 class LambdaMART(BatchRanker):
     """LambdaMART (LightGBM, objective lambdarank) -- an extra row, not in the paper."""
 
     name = "lambdamart"
-    _constraints = {"n_rounds": Interval(int, 1, None), "learning_rate": Interval(float, 0.0, None, True),
-                    "num_leaves": Interval(int, 2, None)}
+    _constraints = {"n_rounds": Range(int, 1, None), "learning_rate": Range(float, 0.0, None, True),
+                    "num_leaves": Range(int, 2, None)}
 
     def __init__(self, *, n_rounds: int = 300, learning_rate: float = 0.05, num_leaves: int = 15, seed=None):
         self.n_rounds, self.learning_rate, self.num_leaves, self.seed = n_rounds, learning_rate, num_leaves, seed
@@ -283,24 +333,29 @@ class LambdaMART(BatchRanker):
                   "seed": seed, "num_threads": 1, "verbose": -1, "deterministic": True, "force_row_wise": True}
         train = lgb.Dataset(X[order], label=y[order], group=groups)
         model = lgb.train(params, train, num_boost_round=self.n_rounds)
-        for t in range(10, self.n_rounds + 1, 10):
+        # every tenth round, and the last
+        for t in sorted(set(range(10, self.n_rounds + 1, 10)) | {self.n_rounds}):
+            self._now = (model, t)
             yield t, [model.predict(Xe, num_iteration=t) for Xe, _, _ in evals]
+
+    def _snapshot(self):
+        return self._now
+
+    def _score_with(self, model, X, qid):
+        return model[0].predict(X, num_iteration=model[1])
 
 
 RANKERS: dict[str, type[BatchRanker]] = {c.name: c for c in (PerceptronRanker, RankSVM, RankBoost, LambdaMART)}
 
 
-class FixedList(BatchRanker):
+class FixedList(Estimator):
     """A given ranked list of relevant (R) and non-relevant (N) documents, best first: the
-    worked example of Elsas et al. (2008), Sec. 3, evaluated exactly."""
+    worked example of Elsas et al. (2008), Sec. 3, evaluated exactly (not a learner)."""
 
     name = "fixed_list"
 
-    def _rn(v):
-        """a non-empty string of R and N"""
-        return isinstance(v, str) and len(v) > 0 and set(v) <= {"R", "N"}
-
-    _constraints = {"ranking": _rn}
+    _constraints = {"ranking": Rule(lambda v: isinstance(v, str) and len(v) > 0 and set(v) <= {"R", "N"},
+                                    "must be a non-empty string of R and N")}
 
     def __init__(self, *, ranking: str = "RN"):
         self.ranking = ranking
@@ -309,4 +364,4 @@ class FixedList(BatchRanker):
         return np.array([1 if c == "R" else 0 for c in self.ranking])
 
 
-LISTS: dict[str, type[BatchRanker]] = {FixedList.name: FixedList}
+LISTS: dict[str, type[Estimator]] = {FixedList.name: FixedList}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from ..algorithms.kernels import cosine_kernel
 from .preprocess import load_cached
 from .ratings import filter_min_ratings, to_rank
 
@@ -78,9 +79,5 @@ def collab_gp(*, data_path: str, min_item: int = 50, min_user: int = 20, n_tasks
         sd = np.sqrt(np.bincount(fu, weights=vals * vals, minlength=n_u) / np.maximum(np.bincount(fu, minlength=n_u), 1))
         vals = vals / np.where(sd[fu] > 0, sd[fu], 1.0)
     X = sparse.csr_matrix((vals, (fi, fu)), shape=(n_i, n_u))
-    G = (X @ X.T).toarray()
-    norm = np.sqrt(np.diag(G))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        K = np.where(np.outer(norm, norm) > 0, G / np.outer(norm, norm), 0.0)
-    K[np.diag_indices_from(K)] = 1.0
+    K = cosine_kernel(X)
     return CollabData(K, Y, int(len(d["scale"])), n_u, int(keep.sum()))

@@ -37,7 +37,9 @@ import time
 
 import numpy as np
 
-from ..algorithms.coactive import COACTIVE, CoactiveRankSVM, SortedUtilities
+from ..algorithms.coactive import (COACTIVE, TOP, CoactiveRankSVM, SortedUtilities, least_squares_w,  # noqa: F401
+                                   noisy_ranking_feedback, position_weights, ranking_rounds,
+                                   strict_ranking_feedback)
 from ..data.builders import BUILDERS
 from ..metrics import checkpoints
 
@@ -134,50 +136,8 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
 
 # -------------------------------------------------------------------------------------
 # web search (Sec. 5.1): rankings of a query's documents, the joint feature map of eq. 12
+# (the simulated users and the rounds: :mod:`rankrepro.algorithms.coactive`)
 # -------------------------------------------------------------------------------------
-
-#: positions scored by the joint feature map of eq. 12
-TOP = 5
-
-
-def position_weights(n_docs: int, top: int = TOP) -> np.ndarray:
-    """1/log(i+1) for positions i = 1..min(top, n_docs) (eq. 12; natural log, as printed)."""
-    return 1.0 / np.log(np.arange(2, min(top, n_docs) + 2))
-
-
-def least_squares_w(X: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """w*: the least-squares fit of the relevance labels on the features (with an intercept,
-    dropped: it adds the same amount to every ranking of a query)."""
-    A = np.hstack([X, np.ones((X.shape[0], 1))])
-    return np.linalg.lstsq(A, y.astype(float), rcond=None)[0][:-1]
-
-
-def strict_ranking_feedback(order: np.ndarray, u: np.ndarray, alpha: float, top: int = TOP) -> np.ndarray:
-    """The simulated user of Sec. 5.1.1: go down the presented ranking ``order`` until the
-    first depth d at which the best ``top`` documents (by true utility ``u``) among the first d,
-    placed on top in that order, make the feedback strictly alpha-informative (eq. 4):
-    U(ybar) - U(y) >= alpha (U(y*) - U(y)).  Returns the top of ybar (document indices)."""
-    wts = position_weights(order.size, top)
-    k = wts.size
-    u_pres = u[order[:k]] @ wts
-    u_best = np.sort(u)[::-1][:k] @ wts
-    need = u_pres + alpha * (u_best - u_pres) - 1e-12 * max(1.0, abs(u_best))
-    for d in range(k, order.size + 1):
-        head = order[:d]
-        pick = head[np.argsort(-u[head], kind="stable")[:k]]
-        if u[pick] @ wts >= need:
-            return pick
-    return pick  # unreachable: at full depth the pick is optimal
-
-
-def noisy_ranking_feedback(order: np.ndarray, labels: np.ndarray, top: int = TOP, inspect: int = 10) -> np.ndarray:
-    """The simulated user of Sec. 5.1.2: among the first ``inspect`` presented documents (all
-    when fewer), the ``top`` with the highest relevance labels go on top (ties keep the
-    presented order)."""
-    head = order[:inspect]
-    k = min(top, order.size)
-    return head[np.argsort(-labels[head], kind="stable")[:k]]
-
 
 def coactive_ranking_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, float]]:
     """One query order of Sec. 5.1 (trial ``spec.group`` of ``spec.n_groups``): the queries of
@@ -204,25 +164,8 @@ def coactive_ranking_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, fl
         svm, learner = CoactiveRankSVM(n_features, seed=int(spec.group)), None
     else:
         svm, learner = None, cfg.make(n_features, 1)
-    regret = np.zeros(T)
     t0 = time.perf_counter()
-    for t in range(T):
-        s, e = starts[perm[t]], ends[perm[t]]
-        Xq, u = X[s:e], u_all[s:e]
-        w = learner.W[0] if learner is not None else svm.w
-        order = np.lexsort((rng.random(e - s), -(Xq @ w)))
-        wts = position_weights(e - s)
-        y = order[:wts.size]
-        regret[t] = np.sort(u)[::-1][:wts.size] @ wts - u[y] @ wts
-        if cfg.feedback == "strict":
-            ybar = strict_ranking_feedback(order, u, cfg.alpha)
-        else:
-            ybar = noisy_ranking_feedback(order, labels[s:e])
-        delta = wts @ Xq[ybar] - wts @ Xq[y]
-        if learner is not None:
-            learner.update(delta[None, :])
-        else:
-            svm.add_pair(delta)
+    regret = ranking_rounds(cfg, learner, svm, X, labels, u_all, starts, ends, perm[:T], rng)
     wall = time.perf_counter() - t0
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret)[pts - 1] / pts

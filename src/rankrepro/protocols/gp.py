@@ -47,7 +47,7 @@ def gp_trial(spec: GPSpec) -> list[tuple[str, int | None, float]]:
     perm = np.random.default_rng(spec.data_seed).permutation(m)
     train, test = np.sort(perm[:model.n_items]), np.sort(perm[model.n_items:])
     t0 = time.perf_counter()
-    fit = model.fit_predict(data.K, Y, train, test)
+    fit = model.fit_predict_kernel(data.K, Y, train, test)
     seconds = time.perf_counter() - t0
     mae, zo = [], []
     for u, pred in enumerate(fit.pred):
