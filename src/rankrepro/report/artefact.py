@@ -29,11 +29,24 @@ def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def substitute_label(used: str, original: str, description: str | None) -> str:
+    """What a substitute artefact ran on, named by the data actually used (the registry's
+    title), then what the paper used, in the config's words (its description is the paper's
+    data and protocol)."""
+    from ..data.registry import REGISTRY
+
+    def title(k):
+        return f"{REGISTRY[k].title} ({k})" if k in REGISTRY else str(k)
+
+    return (f"SUBSTITUTE {title(used)} in place of {title(original)}"
+            + (f"; the paper's data and protocol: {description}" if description else ""))
+
+
 def dataset_label(exp: Experiment) -> str:
     d = exp.cfg.dataset
     if d.original:
         return d.description or d.name
-    return f"SUBSTITUTE {d.name} for {d.substitute_for}: {d.description}"
+    return substitute_label(d.name, d.substitute_for, d.description)
 
 
 def dataset_record(exp: Experiment, data: dict | None) -> dict:
@@ -52,7 +65,7 @@ def dataset_record(exp: Experiment, data: dict | None) -> dict:
         if data.get("substitute_for"):
             rec["original"] = False
             rec["substitute_for"] = data["substitute_for"]
-            rec["label"] = f"SUBSTITUTE {data['used']} for {data['substitute_for']}: {d.description}"
+            rec["label"] = substitute_label(data["used"], data["substitute_for"], d.description)
     return rec
 
 
