@@ -52,7 +52,17 @@ def out(path):
 
 
 def experiment_of(wildcards):
+    if "figure" in wildcards.keys():
+        return CATALOG[f"{wildcards.paper}/{artefact_of_figure(wildcards)}"]
     return CATALOG[f"{wildcards.paper}/{wildcards.artefact}"]
+
+
+def artefact_of_figure(wildcards):
+    """The artefact whose figure is figures/<paper>/<figure>.png."""
+    for e in CATALOG.values():
+        if e.paper == wildcards.paper and e.figure_file == wildcards.figure:
+            return e.artefact
+    raise ValueError(f"no experiment draws figures/{wildcards.paper}/{wildcards.figure}.png")
 
 
 def status_of(wildcards):
@@ -108,7 +118,7 @@ def records():
 
 
 def figures():
-    return made([out(f"figures/{e.paper}/{e.artefact}.png") for e in CATALOG.values()
+    return made([out(f"figures/{e.paper}/{e.figure_file}.png") for e in CATALOG.values()
                  if e.cfg.experiment.figure is not None and runnable(e)])
 
 

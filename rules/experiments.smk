@@ -68,22 +68,24 @@ rule aggregate:
         "../scripts/aggregate.py"
 
 
+# figures are named by the paper's numbering (experiment.figure.file, e.g. fig3b), which
+# need not be the artefact's name: the input functions find the artefact of a figure
 rule figure:
     input:
-        summary=out("results/{paper}/{artefact}.csv"),
-        record=out("results/{paper}/{artefact}.json"),
+        summary=lambda w: out(f"results/{w.paper}/{artefact_of_figure(w)}.csv"),
+        record=lambda w: out(f"results/{w.paper}/{artefact_of_figure(w)}.json"),
     output:
         png=report(
-            out("figures/{paper}/{artefact}.png"),
+            out("figures/{paper}/{figure}.png"),
             caption="report/figure.rst",
             category="{paper}",
-            labels={"artefact": "{artefact}", "kind": "figure"},
+            labels={"figure": "{figure}", "kind": "figure"},
         ),
-        pdf=out("figures/{paper}/{artefact}.pdf"),
+        pdf=out("figures/{paper}/{figure}.pdf"),
     log:
-        out("logs/{paper}/{artefact}.figure.log"),
+        out("logs/{paper}/{figure}.figure.log"),
     params:
-        experiment="{paper}/{artefact}",
+        experiment=lambda w: f"{w.paper}/{artefact_of_figure(w)}",
         scale=SCALE,
         config_dir=CONFIG_DIR,
         fingerprint=experiment_fingerprint,

@@ -105,21 +105,21 @@ def test_links_to_each_artefacts_files_resolve(tmp_path):
         (tmp_path / "results/harrington2003" / name).write_bytes((ROOT / "results/harrington2003" / name).read_bytes())
     (tmp_path / "results/harrington2003/table2_cystic_fibrosis.config.yaml").write_text("experiment: {}\n")
     for ext in ("png", "pdf"):
-        (tmp_path / f"figures/harrington2003/table2_cystic_fibrosis.{ext}").write_bytes(
-            (ROOT / f"figures/harrington2003/table2_cystic_fibrosis.{ext}").read_bytes())
+        (tmp_path / f"figures/harrington2003/fig3b.{ext}").write_bytes(
+            (ROOT / f"figures/harrington2003/fig3b.{ext}").read_bytes())
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
         rh.build_report(["results/harrington2003/table2_cystic_fibrosis.json"],
-                        {"harrington2003/table2_cystic_fibrosis": "figures/harrington2003/table2_cystic_fibrosis.png"},
+                        {"harrington2003/fig3b": "figures/harrington2003/fig3b.png"},
                         "results/report/index.html", "paper")
     finally:
         os.chdir(cwd)
     page = out.read_text()
     hrefs = [h for h in re.findall(r'href="([^"#][^"]*)"', page)]
     assert {"../harrington2003/table2_cystic_fibrosis.csv", "../harrington2003/table2_cystic_fibrosis.config.yaml",
-            "../../figures/harrington2003/table2_cystic_fibrosis.png",
-            "../../figures/harrington2003/table2_cystic_fibrosis.pdf"} <= set(hrefs)
+            "../../figures/harrington2003/fig3b.png",
+            "../../figures/harrington2003/fig3b.pdf"} <= set(hrefs)
     for h in hrefs:
         assert not h.startswith("/") and (out.parent / h).is_file(), h
     assert str(tmp_path) not in page  # no absolute path of this machine

@@ -198,7 +198,7 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
     if exp.cfg.experiment.figure is not None:
         from .report.figures import build_figure
 
-        png = root / "figures" / exp.paper / f"{exp.artefact}.png"
+        png = root / "figures" / exp.paper / f"{exp.figure_file}.png"
         build_figure(exp, base / f"{exp.artefact}.csv", png, png.with_suffix(".pdf"), base / f"{exp.artefact}.json")
         pngs[exp.name] = str(png)
     from .report.html import build_report

@@ -168,6 +168,13 @@ class Experiment:
         return self.cfg.experiment.artefact
 
     @property
+    def figure_file(self) -> str | None:
+        """The figure's file name (no suffix) under figures/<paper>/: the paper's numbering
+        when the config gives it, else the artefact's name; None without a figure."""
+        f = self.cfg.experiment.figure
+        return None if f is None else (f.file or self.artefact)
+
+    @property
     def all_cells(self) -> list[Cell]:
         """The main cells, then the sensitivity cells."""
         return [*self.cells, *self.sensitivity_cells]

@@ -97,8 +97,9 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
         rec = base.with_suffix(".json")
         if exp_current and rec.is_file() and _record_fingerprint(rec) == config_fingerprint(exp):
             _touch([base.with_suffix(".csv"), base.with_suffix(".md"), rec], later + 1)
-            fig = root / f"{prefix}figures/{exp.paper}/{exp.artefact}"
-            _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], later + 2)
+            if exp.figure_file is not None:
+                fig = root / f"{prefix}figures/{exp.paper}/{exp.figure_file}"
+                _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], later + 2)
         else:
             all_current = False
     if all_current:

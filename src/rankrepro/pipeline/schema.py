@@ -169,6 +169,8 @@ class PanelCfg:
 
 @dataclass
 class FigureCfg:
+    #: the file's name under figures/<paper>/, by the paper's numbering (e.g. fig3b); default: the artefact's
+    file: Optional[str] = None
     metric: str = "online_rank_loss"
     xlabel: str = "rounds T"
     ylabel: str = "average rank loss (1/T) sum |yhat - y|"

@@ -205,7 +205,8 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
 def _record_base(exp: Experiment) -> dict:
     """The fields every artefact record has, run or not: identity, notes, provenance."""
     e = exp.cfg.experiment
-    return {"name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "title": e.title, "kind": e.kind,
+    return {"name": exp.name, "paper": exp.paper, "artefact": exp.artefact, "figure_file": exp.figure_file,
+            "title": e.title, "kind": e.kind,
             "description": e.description, "scale": exp.scale, "notes": list(e.notes),
             "config": OmegaConf.to_yaml(exp.cfg), "config_fingerprint": config_fingerprint(exp),
             "git_commit": provenance.git_commit(),

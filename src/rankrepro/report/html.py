@@ -534,7 +534,7 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
     out_dir = Path(out_html).parent
     for p in json_paths:
         rec = json.loads(Path(p).read_text())
-        png = png_paths.get(rec["name"])
+        png = png_paths.get(f"{rec['paper']}/{rec.get('figure_file') or rec['artefact']}")
         records.append((rec, png))
         files[rec["name"]] = artefact_files(p, png, out_dir)
     records.sort(key=lambda rp: (rp[0]["paper"], rp[0]["artefact"]))
