@@ -32,7 +32,7 @@ smoke: $(STAMP)
 
 ## the test suite (first makes sure headless Chromium is there for the report's browser test)
 test: $(STAMP) browser
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --dist loadfile
 
 ## Debian's chromium for the report's browser test: installed when missing and this is root
 ## with apt-get (CI); otherwise the test is skipped outside CI, with a message saying how to install it

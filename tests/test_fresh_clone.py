@@ -40,8 +40,15 @@ def _planned(clone, *args) -> dict[str, int]:
 def clone(tmp_path_factory, repo_data):
     c = tmp_path_factory.mktemp("fresh") / "rankrepro"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(c)], check=True, timeout=300)
-    # the data as `make data` leaves them in the clone (fetched from the mirror, or copied
-    # from the suite's own data/raw when no mirror is set)
+    # the data as `make data` leaves them in the clone: the suite's own fetched and
+    # preprocessed data copied in with their file times (what `make data` made there, without
+    # preprocessing every data set a second time), then `make data` itself, which must find
+    # them done
+    import shutil
+
+    for d in ("raw", "processed"):
+        if (repo_data / d).is_dir():
+            shutil.copytree(repo_data / d, c / "data" / d, symlinks=True, dirs_exist_ok=True)
     env = _env()
     if "RANKREPRO_DATA_MIRROR" not in env:
         env["RANKREPRO_DATA_MIRROR"] = str(repo_data / "raw")

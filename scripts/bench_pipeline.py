@@ -1,0 +1,100 @@
+"""The whole pipeline, timed: a clean clone of this repository's HEAD (its processed data
+linked in, so environment creation and downloads are excluded) runs ``snakemake`` at one
+scale from an empty results folder; every job records its start-up and work time
+(``rankrepro.timing``).  Prints and writes into docs/benchmarks.md (between the
+``pipeline-bench`` markers): the wall time, the per-paper core-minutes of the trials, and
+the per-job overhead (process start to start of work).
+
+    python scripts/bench_pipeline.py --scale smoke --cores 2
+    python scripts/bench_pipeline.py --scale paper --cores 2      # ~25 min on 2 cores
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+START, END = "<!-- pipeline-bench:start -->", "<!-- pipeline-bench:end -->"
+
+
+def run(scale: str, cores: int, keep: bool) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix="rankrepro-bench-"))
+    clone = tmp / "repo"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+    # a clean results folder: nothing committed counts as done
+    for d in ("results", "figures", "runs"):
+        shutil.rmtree(clone / d, ignore_errors=True)
+    (clone / "data").mkdir(exist_ok=True)
+    for d in ("raw", "processed"):
+        if (ROOT / "data" / d).is_dir():
+            (clone / "data" / d).symlink_to(ROOT / "data" / d)
+    times = tmp / "jobs.jsonl"
+    env = {**os.environ, "RANKREPRO_JOB_TIMES": str(times), "PYTHONPATH": str(clone / "src")}
+    snakemake = str(Path(sys.executable).with_name("snakemake"))
+    cmd = [snakemake, "--cores", str(cores), "--config", f"scale={scale}"]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=clone, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    jobs = [json.loads(line) for line in times.read_text().splitlines()]
+    if not keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+    cells = [j for j in jobs if j["rule"] in ("run_cell", "run_all_cells")]
+    per_paper = defaultdict(float)
+    for j in cells:
+        per_paper[j["experiment"].split("/")[0]] += j["cpu_s"] / 60
+    startup = [j["startup_s"] for j in jobs if j["startup_s"] is not None]
+    slow = sorted(cells, key=lambda j: -j["work_s"])[:10]
+    return {"scale": scale, "cores": cores, "wall_s": wall, "jobs": len(jobs), "cell_jobs": len(cells),
+            "core_minutes": dict(sorted(per_paper.items())), "startup_median_s": statistics.median(startup),
+            "startup_total_min": sum(startup) / 60,
+            "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow]}
+
+
+def markdown(r: dict) -> str:
+    lines = [f"Whole pipeline at scale **{r['scale']}** on {r['cores']} cores from a clean results folder "
+             f"(`python scripts/bench_pipeline.py --scale {r['scale']} --cores {r['cores']}`): "
+             f"wall time **{r['wall_s'] / 60:.1f} min**, {r['jobs']} jobs ({r['cell_jobs']} running trials); "
+             f"per-job overhead (process start to start of work) median **{r['startup_median_s']:.2f} s**, "
+             f"{r['startup_total_min']:.1f} core-minutes in all.", "",
+             "| paper | trial core-minutes |", "|---|---|"]
+    lines += [f"| {p} | {m:.1f} |" for p, m in r["core_minutes"].items()]
+    lines += [f"| all | {sum(r['core_minutes'].values()):.1f} |", "", "Slowest cell jobs:", "",
+              "| experiment | cell | wall s |", "|---|---|---|"]
+    lines += [f"| {e} | {c or '(all cells)'} | {s:.1f} |" for e, c, s in r["slowest"]]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", default="smoke")
+    ap.add_argument("--cores", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--keep", action="store_true", help="keep the scratch clone")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    a = ap.parse_args()
+    r = run(a.scale, a.cores, a.keep)
+    md = markdown(r)
+    print(md)
+    doc = ROOT / "docs" / "benchmarks.md"
+    if not a.no_write and doc.is_file():
+        text = doc.read_text()
+        block = f"{START}\n<!-- scale {a.scale} -->\n{md}\n{END}"
+        if START in text:
+            head, rest = text.split(START, 1)
+            text = head + block + rest.split(END, 1)[1]
+        else:
+            text = text.rstrip() + "\n\n## The whole pipeline\n\n" + block + "\n"
+        doc.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
