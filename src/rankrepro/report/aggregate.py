@@ -9,7 +9,7 @@ the evidence (the numbers it was decided on), by its kind's checker in :mod:`ran
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -68,17 +68,35 @@ def resolve(cells: list[Cell], selector: dict[str, Any], summary: pd.DataFrame, 
 # -------------------------------------------------------------------------------------
 # published values
 # -------------------------------------------------------------------------------------
-def _diagnosis(d) -> dict | None:
-    return None if d is None else OmegaConf.to_container(d)
+@dataclass(frozen=True)
+class Published:
+    """A published value as configured (``experiment.published[i]``, see
+    :class:`rankrepro.pipeline.schema.PublishedCfg`), built once from the config."""
+
+    select: dict
+    metric: str
+    mean: float
+    ci: float | None = None
+    round: int | None = None
+    source: str = ""
+    marks: str = ""
+    diagnosis: dict | None = None
+
+    @classmethod
+    def from_config(cls, node) -> "Published":
+        return cls(**OmegaConf.to_container(node))
+
+
+def experiment_published(exp: Experiment) -> list[Published]:
+    return [Published.from_config(p) for p in exp.cfg.experiment.published]
 
 
 def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bool = False) -> pd.DataFrame:
     """Each published value beside its reproduced cell.  ``reference_only`` (a substitute
     data set): the published value is shown as a reference, with no consistent/differs verdict."""
     rows = []
-    for p in exp.cfg.experiment.published:
-        sel = OmegaConf.to_container(p.select)
-        cell = select(exp.cells, sel)[0]
+    for p in experiment_published(exp):
+        cell = select(exp.cells, p.select)[0]
         s = summary[(summary["cell"] == cell.id) & (summary["metric"] == p.metric)]
         if METRICS[p.metric].curve:
             s = s[s["round"] == p.round] if p.round is not None else s.sort_values("round").tail(1)
@@ -95,7 +113,7 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
             "marks": p.marks,
             "verdict": ("reference" if reference_only and ok is not None
                         else {True: "consistent", False: "differs", None: "no result"}[ok]),
-            "diagnosis": _diagnosis(p.diagnosis),
+            "diagnosis": p.diagnosis,
         })
     return pd.DataFrame(rows, columns=["cell", "label", "metric", "source", "published_mean", "published_ci",
                                        "mean", "ci", "n", "difference", "verdict", "marks", "diagnosis"])
@@ -208,16 +226,30 @@ def claims_to_json(results: list[ClaimResult]) -> list[dict]:
     return [asdict(r) for r in results]
 
 
+@dataclass(frozen=True)
+class Significance:
+    """A significance test as configured (``experiment.significance[i]``, see
+    :class:`rankrepro.pipeline.schema.SignificanceCfg`)."""
+
+    against: dict
+    mark: str
+    level: float = 0.05
+
+    @classmethod
+    def from_config(cls, node) -> "Significance":
+        return cls(**OmegaConf.to_container(node))
+
+
 def significance_marks(exp: Experiment, trials: pd.DataFrame) -> dict[tuple[str, str], str]:
     """(cell, test metric) -> marks: for each configured baseline, its mark when the cell's
     per-query values are greater in a one-tailed paired t-test at the configured level."""
     out: dict[tuple[str, str], str] = {}
-    sigs = exp.cfg.experiment.significance
-    if not len(sigs):
+    sigs = [Significance.from_config(sg) for sg in exp.cfg.experiment.significance]
+    if not sigs:
         return out
     pq = trials[trials["metric"].str.startswith("query_")]
     for sg in sigs:
-        base = select(exp.cells, OmegaConf.to_container(sg.against))[0]
+        base = select(exp.cells, sg.against)[0]
         for m in pq["metric"].unique():
             b = pq[(pq["cell"] == base.id) & (pq["metric"] == m)].set_index("round")["value"]
             for cell in exp.cells:
