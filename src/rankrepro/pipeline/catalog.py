@@ -881,7 +881,9 @@ class _ClaimChecks:
         _selector_values(self.name, f"{self.key}.{key}", selector, self.cells)
         return select(self.cells, selector)
 
-    compatible = staticmethod(lambda a, b, match: _compatible(a, b, match))
+    def compatible(self, a: Cell, b: Cell, match: list[str]) -> bool:
+        return _compatible(a, b, match)
+
     equal = staticmethod(_equal)
     fmt = staticmethod(_fmt)
 
