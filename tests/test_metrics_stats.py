@@ -6,7 +6,7 @@ from scipy import stats
 
 from rankrepro.data.synthetic import hgo_ranks, synthetic_hgo
 from rankrepro.metrics import checkpoints, online_rank_loss_curve, rank_loss
-from rankrepro.stats import consistent, t_interval
+from rankrepro.stats import consistent, paired_t_greater, t_interval
 
 
 def test_online_curve_matches_direct_computation(rng):
@@ -53,3 +53,36 @@ def test_hgo_generator():
     s0 = synthetic_hgo(1000, 0, np.random.default_rng(1), noise_sd=0.0)
     f = 10 * (s0.X_train[:, 0] - 0.5) * (s0.X_train[:, 1] - 0.5)
     assert np.all(s0.y_train[f > 1] == 5) and np.all(s0.y_train[f < -1] == 1)
+
+
+def test_paired_t_greater_known_case_and_scipy():
+    """The one-tailed paired t-test of Table 4's significance marks: by hand on a small case
+    (differences 0.5, 1, 0, 1.5, 1: mean 0.8, sd sqrt(0.325), t = 0.8 / (sd / sqrt 5) with 4
+    degrees of freedom), and against scipy.stats.ttest_rel in both directions."""
+    b = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    a = b + np.array([0.5, 1.0, 0.0, 1.5, 1.0])
+    t = 0.8 / (np.sqrt(0.325) / np.sqrt(5))
+    assert t == pytest.approx(3.1378581622109447, rel=1e-12)
+    p = paired_t_greater(a, b)
+    assert p == pytest.approx(stats.t.sf(t, 4), rel=1e-12)
+    assert 0.01 < p < 0.025  # significant at 5% one-tailed, not at 1%
+    assert p == pytest.approx(stats.ttest_rel(a, b, alternative="greater").pvalue, rel=1e-12)
+    # one-tailed: half the two-tailed p-value on the side of the mean difference, 1 - p on the other
+    assert p == pytest.approx(stats.ttest_rel(a, b).pvalue / 2, rel=1e-12)
+    assert paired_t_greater(b, a) == pytest.approx(1 - p, rel=1e-12)
+    rng = np.random.default_rng(3)
+    for n in (2, 7, 200):
+        x = rng.random(n)
+        y = x + 0.1 * rng.standard_normal(n) + 0.02
+        assert paired_t_greater(x, y) == pytest.approx(stats.ttest_rel(x, y, alternative="greater").pvalue,
+                                                       rel=1e-10)
+
+
+def test_paired_t_greater_degenerate_input():
+    assert np.isnan(paired_t_greater([1.0], [0.0]))  # one pair: no variance estimate
+    # a constant difference (as scipy: t = +-inf, or NaN when it is zero)
+    assert paired_t_greater([1.0, 2.0, 3.0], [0.0, 1.0, 2.0]) == 0.0
+    assert paired_t_greater([1.0, 2.0, 3.0], [2.0, 3.0, 4.0]) == 1.0
+    assert np.isnan(paired_t_greater([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match="paired samples"):
+        paired_t_greater([1.0, 2.0], [1.0, 2.0, 3.0])

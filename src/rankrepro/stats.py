@@ -50,3 +50,25 @@ def consistent(rep: Interval, published_mean: float, published_ci: float | None)
     hw = 0.0 if np.isnan(rep.half_width) else rep.half_width
     p_hw = 0.0 if published_ci is None else float(published_ci)
     return bool(abs(rep.mean - published_mean) <= hw + p_hw + 1e-12)
+
+
+def paired_t_greater(a, b) -> float:
+    """One-tailed p-value of the paired t-test that ``a`` is greater than ``b`` (as
+    ``scipy.stats.ttest_rel(a, b, alternative="greater")``): the mean difference d = a - b
+    over its standard error s_d / sqrt(n) (ddof = 1), t, against Student's t with n - 1
+    degrees of freedom: P(T >= t).  Elsas et al. (2008) mark Table 4 with it, pairing two
+    learners on the test queries.  Differences all equal (no variance): 0 when they are
+    positive, 1 when negative, NaN when zero; NaN for fewer than two pairs."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired samples must be two 1-d arrays of one length, got shapes {a.shape} and {b.shape}")
+    d = a - b
+    n = d.size
+    if n < 2:
+        return float("nan")
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    if sd == 0.0:
+        return float("nan") if mean == 0.0 else float(mean < 0)
+    t = mean / (sd / np.sqrt(n))
+    return float(_st.t.sf(t, df=n - 1))

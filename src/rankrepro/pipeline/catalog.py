@@ -25,6 +25,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from ..algorithms import FEATURE_MAPS, REGISTRY, ParamError
+from ..claims import KINDS as CLAIM_KINDS, OPTIONAL_DEFAULTS as CLAIM_OPTIONAL, Claim, kind_names as claim_kind_names
 from .schema import RootCfg
 
 SCHEMA_NAME = "rankrepro_schema"
@@ -646,27 +647,12 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
                  f"metric '{p.metric}' is not computed by this experiment")
         _check_selector(name, f"experiment.published[{i}].select", OmegaConf.to_container(p.select), cells, exactly_one=True)
     for i, c in enumerate(e.claims):
-        _require(name, f"experiment.claims[{i}].kind", c.kind in ("less", "monotone", "argmin", "spread", "falls", "levels"),
-                 f"'{c.kind}' must be 'less', 'monotone', 'argmin', 'spread', 'falls' or 'levels'")
+        _require(name, f"experiment.claims[{i}].kind", c.kind in CLAIM_KINDS,
+                 f"'{c.kind}' must be {claim_kind_names()}")
         _require(name, f"experiment.claims[{i}].metric", c.metric in metrics,
                  f"metric '{c.metric}' is not computed by this experiment")
         _check_selector(name, f"experiment.claims[{i}].lhs", OmegaConf.to_container(c.lhs), cells)
-        if c.kind == "less":
-            _check_selector(name, f"experiment.claims[{i}].rhs", OmegaConf.to_container(c.rhs), cells)
-        elif c.kind == "argmin":
-            _require(name, f"experiment.claims[{i}].over", c.over is not None, "an argmin claim needs 'over'")
-            _require(name, f"experiment.claims[{i}].expect", c.expect is not None, "an argmin claim needs 'expect'")
-        elif c.kind == "falls":
-            _require(name, f"experiment.claims[{i}].expect", c.expect is not None and c.expect > 0,
-                     "a falls claim needs 'expect', the largest last/first ratio that counts as falling")
-        elif c.kind == "levels":
-            _require(name, f"experiment.claims[{i}].expect", c.expect is not None and 0 < c.expect <= 1,
-                     "a levels claim needs 'expect' in (0, 1], the smallest last/first ratio that counts as levelling off")
-        elif c.kind == "monotone":
-            _require(name, f"experiment.claims[{i}].over", c.over is not None, "a monotone claim needs 'over'")
-            _require(name, f"experiment.claims[{i}].stat", c.stat in ("mean", "ci"), "must be 'mean' or 'ci'")
-            _require(name, f"experiment.claims[{i}].direction", c.direction in ("increasing", "decreasing"),
-                     "must be 'increasing' or 'decreasing'")
+        CLAIM_KINDS[c.kind].check(Claim.from_config(c), _ClaimChecks(name, f"experiment.claims[{i}]", cells))
     for i, sg in enumerate(e.significance):
         _check_selector(name, f"experiment.significance[{i}].against", OmegaConf.to_container(sg.against), cells,
                         exactly_one=True)
@@ -870,47 +856,43 @@ def _validate_claims(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
                          f"last round {r[1]} is beyond the {e.n_train} training rounds of the run")
         _require(name, f"{key}.factor", math.isfinite(c.factor) and c.factor > 0,
                  f"must be a finite number > 0, got {c.factor}")
-        _require(name, f"{key}.factor", c.factor == 1.0 or c.kind == "less",
-                 f"only a 'less' claim takes a factor (this one is '{c.kind}')")
         _require(name, f"{key}.expect", c.expect is None or math.isfinite(c.expect), f"must be finite, got {c.expect}")
         lhs_sel = OmegaConf.to_container(c.lhs)
         _selector_values(name, f"{key}.lhs", lhs_sel, cells)
         lhs = select(cells, lhs_sel)
-        params_of = lambda cs: set().union(*(set(x.params) for x in cs)) if cs else set()  # noqa: E731
-        if c.kind == "less":
-            rhs_sel = OmegaConf.to_container(c.rhs)
-            _selector_values(name, f"{key}.rhs", rhs_sel, cells)
-            rhs = select(cells, rhs_sel)
-            both = params_of(lhs) | params_of(rhs)
-            for j, m in enumerate(c.match):
-                _require(name, f"{key}.match[{j}]", m in both,
-                         f"'{m}' is not a hyperparameter of any compared cell (theirs: {sorted(both)})")
-            pairs = [(a, b) for a in lhs for b in rhs if a.id != b.id and _compatible(a, b, list(c.match))]
-            _require(name, key, len(pairs) > 0, "no (lhs, rhs) pair of distinct, matching cells to compare")
-        elif c.match:
-            _require(name, f"{key}.match", False, f"'match' applies to 'less' claims only, not '{c.kind}'")
-        if c.kind in ("falls", "levels"):
-            _require(name, f"{key}.metric", curve, f"a {c.kind} claim needs a curve metric, '{c.metric}' is not one")
-        if c.kind in ("argmin", "spread"):
-            _require(name, f"{key}.lhs", len(lhs) >= 2, f"a {c.kind} claim compares at least two cells, "
-                                                       f"the selector gives {len(lhs)}")
-        if c.kind in ("argmin", "monotone") and c.over is not None:
-            with_over = [x for x in lhs if c.over in x.params]
-            _require(name, f"{key}.over", len(with_over) > 0,
-                     f"'{c.over}' is not a hyperparameter of any selected cell (theirs: {sorted(params_of(lhs))})")
-            if c.kind == "argmin":
-                _require(name, f"{key}.over", len(with_over) == len(lhs),
-                         f"every compared cell must have '{c.over}'; "
-                         f"{[x.id for x in lhs if c.over not in x.params]} do not")
-                vals = sorted({_fmt(x.params[c.over]) for x in lhs})
-                _require(name, f"{key}.expect", any(_equal(x.params[c.over], c.expect) for x in lhs),
-                         f"{c.over}={c.expect} is not among the compared values {vals}: the claim could never hold")
-            else:
-                by_alg: dict[str, set] = {}
-                for x in with_over:
-                    by_alg.setdefault(x.algorithm, set()).add(_fmt(x.params[c.over]))
-                _require(name, f"{key}.over", any(len(v) >= 2 for v in by_alg.values()),
-                         f"no selected algorithm has two values of '{c.over}' to compare")
+        claim, kind = Claim.from_config(c), CLAIM_KINDS[c.kind]
+        kind.check_cells(claim, lhs, _ClaimChecks(name, key, cells, curve))
+        for k, default in CLAIM_OPTIONAL.items():  # a key the kind does not read keeps its default
+            takers = " or ".join(f"'{n}'" for n, other in CLAIM_KINDS.items() if k in other.reads)
+            _require(name, f"{key}.{k}", k in kind.reads or getattr(claim, k) == default,
+                     f"'{k}' applies to {takers} claims only, not '{c.kind}'")
+
+
+@dataclass
+class _ClaimChecks:
+    """What a claim kind's config checks use (:class:`rankrepro.claims.Checks`), for the
+    claim at ``key``."""
+
+    name: str
+    key: str
+    cells: list[Cell]
+    curve: bool = False
+
+    def require(self, key: str, ok: bool, message: str) -> None:
+        _require(self.name, f"{self.key}.{key}" if key else self.key, ok, message)
+
+    def check_selector(self, key: str, selector: dict[str, Any]) -> None:
+        _check_selector(self.name, f"{self.key}.{key}", selector, self.cells)
+
+    def selected(self, key: str, selector: dict[str, Any]) -> list[Cell]:
+        _selector_values(self.name, f"{self.key}.{key}", selector, self.cells)
+        return select(self.cells, selector)
+
+    def compatible(self, a: Cell, b: Cell, match: list[str]) -> bool:
+        return _compatible(a, b, match)
+
+    equal = staticmethod(_equal)
+    fmt = staticmethod(_fmt)
 
 
 def _compatible(a: Cell, b: Cell, match: list[str]) -> bool:

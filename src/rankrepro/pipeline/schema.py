@@ -121,13 +121,9 @@ class PublishedCfg:
 class ClaimCfg:
     id: str = MISSING
     text: str = MISSING
-    #: less: every lhs cell's value is below every rhs cell's (paired by ``match``);
-    #: monotone: ``stat`` moves in ``direction`` as parameter ``over`` grows, per algorithm;
-    #: argmin: among the lhs cells the lowest has ``over`` equal to ``expect``;
-    #: spread: the lhs cells differ: the best one's 95% interval lies below the worst one's;
-    #: falls: each lhs cell's curve at the last checked round is <= expect x its value at the first;
-    #: levels: each lhs cell's curve levels off above zero: at the last checked round it is >= expect x
-    #: its value at the first, and its 95% interval there lies above zero
+    #: the claim's kind: a name in :data:`rankrepro.claims.KINDS`, whose module says what it
+    #: checks and which of the keys below it reads (a key a kind does not read must keep its
+    #: default)
     kind: str = MISSING
     metric: str = MISSING
     lhs: Dict[str, Any] = field(default_factory=dict)

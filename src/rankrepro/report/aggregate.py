@@ -4,12 +4,11 @@ Summary: one row per (cell, metric, round) with the mean over trials, its 95% St
 interval and n.  Comparison: each published value beside the reproduced cell, the
 difference and a verdict (``consistent`` when the intervals overlap, else ``differs``).
 Claims: each of the paper's claims in the experiment config, evaluated on the summary, with
-the evidence (the numbers it was decided on).
+the evidence (the numbers it was decided on), by its kind's checker in :mod:`rankrepro.claims`.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -17,9 +16,11 @@ import numpy as np
 import pandas as pd
 from omegaconf import OmegaConf
 
+from .. import claims
+from ..claims import Claim, ClaimResult
 from ..metrics import METRICS
 from ..pipeline.catalog import Cell, Experiment, select
-from ..stats import Interval, consistent, t_interval
+from ..stats import Interval, consistent, paired_t_greater, t_interval
 
 SUMMARY_COLUMNS = ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]
 
@@ -67,17 +68,35 @@ def resolve(cells: list[Cell], selector: dict[str, Any], summary: pd.DataFrame, 
 # -------------------------------------------------------------------------------------
 # published values
 # -------------------------------------------------------------------------------------
-def _diagnosis(d) -> dict | None:
-    return None if d is None else OmegaConf.to_container(d)
+@dataclass(frozen=True)
+class Published:
+    """A published value as configured (``experiment.published[i]``, see
+    :class:`rankrepro.pipeline.schema.PublishedCfg`), built once from the config."""
+
+    select: dict
+    metric: str
+    mean: float
+    ci: float | None = None
+    round: int | None = None
+    source: str = ""
+    marks: str = ""
+    diagnosis: dict | None = None
+
+    @classmethod
+    def from_config(cls, node) -> "Published":
+        return cls(**OmegaConf.to_container(node))
+
+
+def experiment_published(exp: Experiment) -> list[Published]:
+    return [Published.from_config(p) for p in exp.cfg.experiment.published]
 
 
 def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bool = False) -> pd.DataFrame:
     """Each published value beside its reproduced cell.  ``reference_only`` (a substitute
     data set): the published value is shown as a reference, with no consistent/differs verdict."""
     rows = []
-    for p in exp.cfg.experiment.published:
-        sel = OmegaConf.to_container(p.select)
-        cell = select(exp.cells, sel)[0]
+    for p in experiment_published(exp):
+        cell = select(exp.cells, p.select)[0]
         s = summary[(summary["cell"] == cell.id) & (summary["metric"] == p.metric)]
         if METRICS[p.metric].curve:
             s = s[s["round"] == p.round] if p.round is not None else s.sort_values("round").tail(1)
@@ -94,7 +113,7 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
             "marks": p.marks,
             "verdict": ("reference" if reference_only and ok is not None
                         else {True: "consistent", False: "differs", None: "no result"}[ok]),
-            "diagnosis": _diagnosis(p.diagnosis),
+            "diagnosis": p.diagnosis,
         })
     return pd.DataFrame(rows, columns=["cell", "label", "metric", "source", "published_mean", "published_ci",
                                        "mean", "ci", "n", "difference", "verdict", "marks", "diagnosis"])
@@ -103,198 +122,20 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
 # -------------------------------------------------------------------------------------
 # claims
 # -------------------------------------------------------------------------------------
-@dataclass
-class ClaimResult:
-    id: str
-    text: str
-    #: "held", "not held", "inconclusive" (it fails only on point estimates whose 95% intervals
-    #: overlap) or "not evaluable"
-    verdict: str
-    evidence: str
-    fraction: float | None = None
-    #: the configured diagnosis (shown beside a verdict other than "held")
-    diagnosis: dict | None = None
-    #: for each open protocol choice whose values give different verdicts: {choice, verdicts: {value: verdict}}
-    depends_on: list | None = None
+def experiment_claims(exp: Experiment) -> list[Claim]:
+    """The experiment's claims as typed objects (built from its config)."""
+    return [Claim.from_config(cl) for cl in exp.cfg.experiment.claims]
 
 
-def _values_at(summary: pd.DataFrame, cell: str, metric: str, rounds) -> pd.DataFrame:
-    s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
-    if not METRICS[metric].curve:
-        return s
-    s = s.sort_values("round")
-    if rounds is None:
-        return s.tail(1)
-    lo, hi = rounds[0], rounds[1]
-    m = pd.Series(True, index=s.index)
-    if lo is not None:
-        m &= s["round"] >= lo
-    if hi is not None:
-        m &= s["round"] <= hi
-    return s[m]
-
-
-def _compatible(a: Cell, b: Cell, match: list[str]) -> bool:
-    for k in match:
-        if k in a.params and k in b.params and a.params[k] != b.params[k]:
-            return False
-    return True
-
-
-def _lo(r) -> float:
-    """The low end of a summary row's interval (the mean when there is no interval)."""
-    return float(r["mean"]) if pd.isna(r["ci"]) else float(r["low"])
-
-
-def _hi(r) -> float:
-    return float(r["mean"]) if pd.isna(r["ci"]) else float(r["high"])
-
-
-def _fmt_round(r) -> str:
-    return "" if r is None or (isinstance(r, float) and math.isnan(r)) or r is pd.NA else f" at round {int(r)}"
-
-
-def evaluate_claim(exp: Experiment, claim, summary: pd.DataFrame) -> ClaimResult:
-    c = OmegaConf.to_container(claim)
-    metric = c["metric"]
-    rounds = c.get("rounds")
-    lhs = resolve(exp.cells, c.get("lhs") or {}, summary, metric)
-    if c["kind"] == "less":
-        rhs = resolve(exp.cells, c.get("rhs") or {}, summary, metric)
-        checks, fails, clear = 0, [], 0
-        for a in lhs:
-            for b in rhs:
-                if a.id == b.id or not _compatible(a, b, c.get("match") or []):
-                    continue
-                va = _values_at(summary, a.id, metric, rounds).set_index("round", drop=False)
-                vb = _values_at(summary, b.id, metric, rounds).set_index("round", drop=False)
-                common = [r for r in va.index if r in vb.index] if METRICS[metric].curve else list(va.index[:1])
-                for r in common:
-                    ra, rb = va.loc[r], vb.loc[r]
-                    if isinstance(ra, pd.DataFrame):
-                        ra, rb = ra.iloc[0], rb.iloc[0]
-                    fac = float(c.get("factor") or 1.0)
-                    ok = (fac * ra["high"] < rb["low"]) if c.get("significant") else (fac * ra["mean"] < rb["mean"])
-                    checks += 1
-                    if not ok:
-                        # reversed beyond the noise: the intervals do not overlap (a claim of
-                        # significance fails on overlap itself)
-                        if c.get("significant") or fac * _lo(ra) > _hi(rb):
-                            clear += 1
-                        fails.append(f"{a.label} {ra['mean']:.3f} (+-{ra['ci']:.3f}) vs {b.label} "
-                                     f"{rb['mean']:.3f} (+-{rb['ci']:.3f}){_fmt_round(ra['round'])}")
-        if checks == 0:
-            return ClaimResult(c["id"], c["text"], "not evaluable",
-                               "no comparable values (rounds outside this run's range?)")
-        frac = 1 - len(fails) / checks
-        ratios = ""
-        if float(c.get("factor") or 1.0) != 1.0:
-            rs = []
-            for a in lhs:
-                for b in rhs:
-                    va = _values_at(summary, a.id, metric, rounds)
-                    vb = _values_at(summary, b.id, metric, rounds)
-                    if not va.empty and not vb.empty and va.iloc[-1]["mean"] > 0:
-                        rs.append(f"{b.label} / {a.label} = {vb.iloc[-1]['mean'] / va.iloc[-1]['mean']:.1f}")
-            ratios = " (measured ratio: " + "; ".join(rs) + f"; claimed at least {c['factor']:g})"
-        if not fails:
-            ev = f"held in all {checks} comparisons ({', '.join(x.label for x in lhs)} vs {', '.join(x.label for x in rhs)})"
-            return ClaimResult(c["id"], c["text"], "held", ev + ratios, frac)
-        more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
-        if not clear:
-            return ClaimResult(c["id"], c["text"], "inconclusive",
-                               f"failed {len(fails)} of {checks} comparisons, each only on point estimates whose 95% "
-                               "intervals overlap, e.g. " + "; ".join(fails[:3]) + more + ratios, frac)
-        how = ("the claim needs separated intervals" if c.get("significant")
-               else f"{clear} with separated intervals")
-        return ClaimResult(c["id"], c["text"], "not held",
-                           f"failed {len(fails)} of {checks} comparisons ({how}), e.g. "
-                           + "; ".join(fails[:3]) + more + ratios, frac)
-    if c["kind"] in ("falls", "levels"):
-        parts, bad = [], []
-        for cell in lhs:
-            v = _values_at(summary, cell.id, metric, rounds)
-            if len(v) < 2:
-                continue
-            first, last = float(v.iloc[0]["mean"]), float(v.iloc[-1]["mean"])
-            if c["kind"] == "falls":
-                ok = last <= float(c.get("expect") or 1.0) * first
-            else:
-                ok = last >= float(c["expect"]) * first and float(v.iloc[-1]["low"]) > 0
-            parts.append(f"{cell.label}: {first:.3f} at round {int(v.iloc[0]['round'])} -> {last:.3f} at round "
-                         f"{int(v.iloc[-1]['round'])}")
-            if not ok:
-                bad.append(cell.label)
-        if not parts:
-            return ClaimResult(c["id"], c["text"], "not evaluable", "no curve in the checked range")
-        return ClaimResult(c["id"], c["text"], "not held" if bad else "held",
-                           ((("does not fall enough for " if c["kind"] == "falls" else "does not level off above zero for ")
-                            + ", ".join(bad) + ". ") if bad else "") + "; ".join(parts))
-    if c["kind"] in ("argmin", "spread"):
-        pts = []
-        for cell in lhs:
-            v = _values_at(summary, cell.id, metric, rounds)
-            if not v.empty:
-                r = v.iloc[-1]
-                pts.append((cell, float(r["mean"]), float(r["low"]), float(r["high"])))
-        if len(pts) < 2:
-            return ClaimResult(c["id"], c["text"], "not evaluable", "fewer than two cells with values")
-        desc = ", ".join(f"{cell.label} {m:.3f}" for cell, m, _, _ in pts)
-        best = min(pts, key=lambda p: p[1])
-        if c["kind"] == "argmin":
-            over, want = c["over"], c.get("expect")
-            got = best[0].params.get(over)
-            held = got is not None and want is not None and float(got) == float(want)
-            verdict = "held" if held else "not held"
-            claimed = [p for p in pts if p[0].params.get(over) is not None and float(p[0].params[over]) == float(want)]
-            if not held and claimed and all(p[2] <= best[3] for p in claimed):
-                verdict = "inconclusive"  # the claimed cell's interval overlaps the lowest one's
-            return ClaimResult(c["id"], c["text"], verdict, f"lowest at {over}={got} (claimed {want}): {desc}")
-        worst = max(pts, key=lambda p: p[1])
-        held = best[3] < worst[2]  # the best's interval lies entirely below the worst's
-        return ClaimResult(c["id"], c["text"], "held" if held else "not held",
-                           f"best {best[0].label} {best[1]:.3f} (+-{best[3] - best[1]:.3f}), worst {worst[0].label} "
-                           f"{worst[1]:.3f} (+-{worst[3] - worst[1]:.3f}); intervals "
-                           f"{'separated' if held else 'overlap'}: {desc}")
-    # monotone
-    over, stat = c["over"], c.get("stat", "mean")
-    col = "mean" if stat == "mean" else "ci"
-    by_alg: dict[str, list[tuple[float, float, float, float]]] = {}
-    for cell in lhs:
-        if over not in cell.params:
-            continue
-        v = _values_at(summary, cell.id, metric, rounds)
-        if v.empty:
-            continue
-        r = v.iloc[-1]
-        by_alg.setdefault(cell.algorithm, []).append((float(cell.params[over]), float(r[col]), _lo(r), _hi(r)))
-    if not by_alg:
-        return ClaimResult(c["id"], c["text"], "not evaluable", "no values")
-    sign = 1 if c.get("direction", "increasing") == "increasing" else -1
-    bad, parts, clear = [], [], False
-    for alg, pts in by_alg.items():
-        pts.sort()
-        ys = [p[1] for p in pts]
-        parts.append(f"{alg}: " + ", ".join(f"{over}={p[0]:g}: {p[1]:.3f}" for p in pts))
-        viol = [i for i in range(len(ys) - 1) if sign * (ys[i + 1] - ys[i]) < 0]
-        if viol:
-            bad.append(alg)
-            # a half-width has no interval of its own: its violations count as clear
-            clear = clear or stat != "mean" or any(pts[i][2] > pts[i + 1][3] or pts[i + 1][2] > pts[i][3] for i in viol)
-    name = "interval half-width" if stat == "ci" else "mean"
-    ev = f"{name} by {over}: " + "; ".join(parts)
-    verdict = "held" if not bad else ("not held" if clear else "inconclusive")
-    return ClaimResult(c["id"], c["text"], verdict, ev if not bad else f"not monotone for {', '.join(bad)}. " + ev,
-                       1 - len(bad) / len(by_alg))
+def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame) -> ClaimResult:
+    """One claim's verdict and evidence, by its kind's checker (:data:`rankrepro.claims.KINDS`);
+    ``claim`` a :class:`Claim` or its config node."""
+    c = claim if isinstance(claim, Claim) else Claim.from_config(claim)
+    return claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric))
 
 
 def evaluate_claims(exp: Experiment, summary: pd.DataFrame) -> list[ClaimResult]:
-    out = []
-    for cl in exp.cfg.experiment.claims:
-        r = evaluate_claim(exp, cl, summary)
-        r.diagnosis = _diagnosis(cl.diagnosis)
-        out.append(r)
-    return out
+    return [evaluate_claim(exp, c, summary) for c in experiment_claims(exp)]
 
 
 # -------------------------------------------------------------------------------------
@@ -385,18 +226,30 @@ def claims_to_json(results: list[ClaimResult]) -> list[dict]:
     return [asdict(r) for r in results]
 
 
+@dataclass(frozen=True)
+class Significance:
+    """A significance test as configured (``experiment.significance[i]``, see
+    :class:`rankrepro.pipeline.schema.SignificanceCfg`)."""
+
+    against: dict
+    mark: str
+    level: float = 0.05
+
+    @classmethod
+    def from_config(cls, node) -> "Significance":
+        return cls(**OmegaConf.to_container(node))
+
+
 def significance_marks(exp: Experiment, trials: pd.DataFrame) -> dict[tuple[str, str], str]:
     """(cell, test metric) -> marks: for each configured baseline, its mark when the cell's
     per-query values are greater in a one-tailed paired t-test at the configured level."""
-    from scipy import stats as st
-
     out: dict[tuple[str, str], str] = {}
-    sigs = exp.cfg.experiment.significance
-    if not len(sigs):
+    sigs = [Significance.from_config(sg) for sg in exp.cfg.experiment.significance]
+    if not sigs:
         return out
     pq = trials[trials["metric"].str.startswith("query_")]
     for sg in sigs:
-        base = select(exp.cells, OmegaConf.to_container(sg.against))[0]
+        base = select(exp.cells, sg.against)[0]
         for m in pq["metric"].unique():
             b = pq[(pq["cell"] == base.id) & (pq["metric"] == m)].set_index("round")["value"]
             for cell in exp.cells:
@@ -406,8 +259,7 @@ def significance_marks(exp: Experiment, trials: pd.DataFrame) -> dict[tuple[str,
                 common = a.index.intersection(b.index)
                 if len(common) < 2 or np.allclose(a[common].to_numpy(), b[common].to_numpy()):
                     continue
-                p = st.ttest_rel(a[common].to_numpy(), b[common].to_numpy(), alternative="greater").pvalue
-                if p < sg.level:
+                if paired_t_greater(a[common].to_numpy(), b[common].to_numpy()) < sg.level:
                     key = (cell.id, "test_" + m[len("query_"):])
                     out[key] = out.get(key, "") + sg.mark
     return out

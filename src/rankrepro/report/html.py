@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .. import provenance
 from ..io import atomic_write
+from .scorecard import artefact_score, scorecard
 
 PAPERS = {
     "harrington2003": "Harrington (2003): Online ranking / collaborative filtering using the perceptron algorithm",
@@ -448,21 +449,12 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
     n_art = len(records)
     reproduced = [r for r, _ in records if r.get("status") == "reproduced"]
     not_run = [r for r, _ in records if r.get("status") != "reproduced"]
+    sc = scorecard([r for r, _ in records])
     # only published cells on the papers' own data are judged; on a substitute they are references
-    cells = [t for r in reproduced for t in r["table"] if t["verdict"] in ("consistent", "differs")]
-    refs = sum(t["verdict"] == "reference" for r in reproduced for t in r["table"])
-    cons = sum(t["verdict"] == "consistent" for t in cells)
-    claims = [c for r in reproduced for c in r["claims"]]
-    held = sum(c["verdict"] == "held" for c in claims)
-    ne = sum(c["verdict"] == "not evaluable" for c in claims)
-    inc = sum(c["verdict"] == "inconclusive" for c in claims)
-    disagreements = [t.get("diagnosis") for t in cells if t["verdict"] == "differs"] + \
-                    [c.get("diagnosis") for c in claims if c["verdict"] == "not held"]
-    by_kind: dict[str, int] = {}
-    for d in disagreements:
-        k = d["kind"] if d else "undiagnosed"
-        by_kind[k] = by_kind.get(k, 0) + 1
-    subs = sum(not r["dataset"]["original"] for r in reproduced)
+    cons, n_cells, refs = sc.total("consistent"), sc.total("compared"), sc.total("references")
+    n_claims, held, ne, inc = sc.total("claims"), sc.total("held"), sc.total("not_evaluable"), sc.total("inconclusive")
+    by_kind = sc.disagreements
+    subs = sc.substitutes
     head = (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>rankrepro replication report</title>"
             f"<style>{CSS}</style></head><body><div id=layout>{toc(records)}<main>"
             f"<h1>rankrepro: replication report</h1>"
@@ -476,12 +468,12 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
                  + ".</p>")
     score = ('<section id="scorecard"><h2>Scorecard</h2>'
              f'<div class=card><b>{len(reproduced)} / {n_art}</b>artefacts reproduced</div>'
-             f'<div class=card><b>{cons} / {len(cells)}</b>published cells on original data consistent '
+             f'<div class=card><b>{cons} / {n_cells}</b>published cells on original data consistent '
              f'(95% intervals overlap; {refs} more on substitute data shown as references)</div>'
-             f'<div class=card><b>{held} / {len(claims)}</b>claims held'
+             f'<div class=card><b>{held} / {n_claims}</b>claims held'
              + (f", {inc} inconclusive" if inc else "")
              + (f" ({ne} not evaluable at this scale)" if ne else "") + "</div>"
-             '<div class=card><b>' + str(len(disagreements)) + '</b>disagreements (cells that differ, claims not held), '
+             '<div class=card><b>' + str(sum(by_kind.values())) + '</b>disagreements (cells that differ, claims not held), '
              'by diagnosis: ' + (", ".join(f"{_e(k)} {v}" for k, v in sorted(by_kind.items())) or "none") + "</div>"
              f'<div class=card><b>{subs}</b>artefacts on a substitute data set</div>'
              f'<div class=card><b>{len(not_run)}</b>artefacts not run</div>')
@@ -494,11 +486,11 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         name = (f"<td><a href='#{_e(aid)}'>{_e(display_name(r['title']))}</a></td>"
                 f"<td><code>{_e(r['artefact'])}</code></td>")
         if r.get("status") == "reproduced":
-            cc = [t for t in r["table"] if t["verdict"] in ("consistent", "differs")]
+            a = artefact_score(r)
             score += (f"<tr data-disagreements='{_disagreements(r)}'><td>{_e(r['paper'])}</td>{name}"
-                      f"<td>{'original' if r['dataset']['original'] else 'substitute'}</td>"
-                      f"<td class=num>{sum(t['verdict'] == 'consistent' for t in cc)} / {len(cc)}</td>"
-                      f"<td class=num>{sum(c['verdict'] == 'held' for c in r['claims'])} / {len(r['claims'])}</td></tr>")
+                      f"<td>{'original' if a.original else 'substitute'}</td>"
+                      f"<td class=num>{a.consistent} / {a.compared}</td>"
+                      f"<td class=num>{a.held} / {a.claims}</td></tr>")
         else:
             score += f"<tr data-disagreements='0'><td>{_e(r['paper'])}</td>{name}<td colspan=3>not run</td></tr>"
     score += "</table></section>"

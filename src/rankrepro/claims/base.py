@@ -1,0 +1,197 @@
+"""What every claim kind shares: the typed claim, its result, the base class a kind derives
+from, and the summary helpers the kinds evaluate with.
+
+This module imports only numpy, pandas and :mod:`rankrepro.metrics`: the config validation
+(:mod:`rankrepro.pipeline.catalog`) and the report (:mod:`rankrepro.report.aggregate`) both
+use it, and hand a kind what it needs (the cells a selector picks, a way to raise a config
+error naming a key) instead of it importing them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Callable, ClassVar, Protocol
+
+import pandas as pd
+
+from ..metrics import METRICS
+
+#: the keys every claim has, whatever its kind
+COMMON_FIELDS = ("id", "text", "kind", "metric", "lhs", "rounds", "diagnosis")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One of a paper's claims, as configured (``experiment.claims[i]``; the meaning of each
+    key is in :class:`rankrepro.pipeline.schema.ClaimCfg`).  Built once from the config by
+    :meth:`from_config`; values are kept as configured (numbers are not re-typed, so the
+    evidence prints them as before)."""
+
+    id: str
+    text: str
+    kind: str
+    metric: str
+    lhs: dict = field(default_factory=dict)
+    rhs: dict = field(default_factory=dict)
+    match: tuple = ()
+    rounds: tuple | None = None
+    significant: bool = False
+    stat: str = "mean"
+    over: str | None = None
+    direction: str = "increasing"
+    expect: float | None = None
+    factor: float = 1.0
+    diagnosis: dict | None = None
+
+    @classmethod
+    def from_config(cls, node: Any) -> "Claim":
+        """From a claim's config node (a ``DictConfig``) or a plain mapping; absent keys take
+        the schema's defaults."""
+        if not isinstance(node, dict):
+            from omegaconf import OmegaConf
+
+            node = OmegaConf.to_container(node)
+        known = {f.name for f in fields(cls)}
+        c = {k: v for k, v in node.items() if k in known}
+        if c.get("lhs") is None:
+            c["lhs"] = {}
+        if c.get("rhs") is None:
+            c["rhs"] = {}
+        c["match"] = tuple(c.get("match") or ())
+        if c.get("rounds") is not None:
+            c["rounds"] = tuple(c["rounds"])
+        for k in ("significant", "stat", "direction", "factor"):
+            if k in c and c[k] is None:
+                del c[k]
+        return cls(**c)
+
+
+#: the defaults of the keys a kind may or may not read (a kind that does not read one
+#: rejects any other value)
+OPTIONAL_DEFAULTS = {f.name: f.default_factory() if f.default is MISSING else f.default
+                     for f in fields(Claim) if f.name not in COMMON_FIELDS}
+
+
+@dataclass
+class ClaimResult:
+    id: str
+    text: str
+    #: "held", "not held", "inconclusive" (it fails only on point estimates whose 95% intervals
+    #: overlap) or "not evaluable"
+    verdict: str
+    evidence: str
+    fraction: float | None = None
+    #: the configured diagnosis (shown beside a verdict other than "held")
+    diagnosis: dict | None = None
+    #: for each open protocol choice whose values give different verdicts: {choice, verdicts: {value: verdict}}
+    depends_on: list | None = None
+
+
+class Checks(Protocol):
+    """What the config validation hands a kind's checks (implemented in
+    :mod:`rankrepro.pipeline.catalog`) for one claim ``experiment.claims[i]``."""
+
+    #: is the claim's metric a curve (one value per logged round)?
+    curve: bool
+
+    def require(self, key: str, ok: bool, message: str) -> None:
+        """Raise a config error at ``experiment.claims[i].<key>`` (the claim itself for ``""``)
+        unless ``ok``."""
+
+    def check_selector(self, key: str, selector: dict) -> None:
+        """The selector's keys exist and it selects at least one cell."""
+
+    def selected(self, key: str, selector: dict) -> list:
+        """The cells the selector picks (``best`` not resolved), after checking each value it lists."""
+
+    def compatible(self, a, b, match) -> bool:
+        """Do cells ``a`` and ``b`` agree on every matched hyperparameter both have?"""
+
+    def equal(self, a, b) -> bool:
+        """Are two hyperparameter values equal (numbers to rounding)?"""
+
+    def fmt(self, v) -> str:
+        """A hyperparameter value as cell ids print it."""
+
+
+@dataclass
+class Context:
+    """What a kind evaluates on: the summary (:func:`rankrepro.report.aggregate.summarize`)
+    and ``cells(selector)``, the cells a selector picks with ``best`` resolved on the claim's
+    metric."""
+
+    summary: pd.DataFrame
+    cells: Callable[[dict], list]
+
+    def values(self, cell: str, metric: str, rounds) -> pd.DataFrame:
+        return values_at(self.summary, cell, metric, rounds)
+
+
+class ClaimKind:
+    """A kind of claim.  A subclass sets ``name`` (the config's ``kind``) and ``reads`` (which
+    of the optional keys ``rhs``, ``match``, ``significant``, ``factor``, ``stat``, ``over``,
+    ``direction``, ``expect`` it uses: any other one must keep its default), and implements
+    ``evaluate``; ``check`` (keys alone, when the config loads) and ``check_cells`` (against
+    the cells) add its own config checks.  Register it in :data:`rankrepro.claims.KINDS`."""
+
+    name: ClassVar[str]
+    reads: ClassVar[tuple[str, ...]] = ()
+
+    def check(self, claim: Claim, chk: Checks) -> None:
+        """Checks of the claim's own keys (required ones present, values in range)."""
+
+    def check_cells(self, claim: Claim, lhs: list, chk: Checks) -> None:
+        """Checks against the experiment's cells; ``lhs`` the cells the lhs selector picks."""
+
+    def evaluate(self, claim: Claim, ctx: Context) -> ClaimResult:
+        raise NotImplementedError
+
+
+def result(claim: Claim, verdict: str, evidence: str, fraction: float | None = None) -> ClaimResult:
+    return ClaimResult(claim.id, claim.text, verdict, evidence, fraction)
+
+
+# -------------------------------------------------------------------------------------
+# summary helpers
+# -------------------------------------------------------------------------------------
+def values_at(summary: pd.DataFrame, cell: str, metric: str, rounds) -> pd.DataFrame:
+    """A cell's summary rows of a metric: a scalar's one row, a curve's last round (``rounds``
+    None) or its rounds in ``[first, last]`` (either end None: open)."""
+    s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
+    if not METRICS[metric].curve:
+        return s
+    s = s.sort_values("round")
+    if rounds is None:
+        return s.tail(1)
+    lo, hi = rounds[0], rounds[1]
+    m = pd.Series(True, index=s.index)
+    if lo is not None:
+        m &= s["round"] >= lo
+    if hi is not None:
+        m &= s["round"] <= hi
+    return s[m]
+
+
+def lo(r) -> float:
+    """The low end of a summary row's interval (the mean when there is no interval)."""
+    return float(r["mean"]) if pd.isna(r["ci"]) else float(r["low"])
+
+
+def hi(r) -> float:
+    return float(r["mean"]) if pd.isna(r["ci"]) else float(r["high"])
+
+
+def fmt_round(r) -> str:
+    return "" if r is None or (isinstance(r, float) and math.isnan(r)) or r is pd.NA else f" at round {int(r)}"
+
+
+def final_points(claim: Claim, ctx: Context, cells: list) -> list[tuple[Any, float, float, float]]:
+    """(cell, mean, low, high) of each cell's last checked value, for the cells that have one."""
+    pts = []
+    for cell in cells:
+        v = ctx.values(cell.id, claim.metric, claim.rounds)
+        if not v.empty:
+            r = v.iloc[-1]
+            pts.append((cell, float(r["mean"]), float(r["low"]), float(r["high"])))
+    return pts

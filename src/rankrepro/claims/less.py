@@ -1,0 +1,87 @@
+"""``less``: every lhs cell's value is below every rhs cell's (paired by ``match``), at the
+last round or at every logged round in ``rounds``; ``significant`` asks for separated 95%
+intervals, ``factor`` for lhs x factor < rhs."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..metrics import METRICS
+from .base import Claim, ClaimKind, Context, fmt_round, hi, lo, result
+
+
+def _compatible(a, b, match) -> bool:
+    for k in match:
+        if k in a.params and k in b.params and a.params[k] != b.params[k]:
+            return False
+    return True
+
+
+class Less(ClaimKind):
+    name = "less"
+    reads = ("rhs", "match", "significant", "factor")
+
+    def check(self, claim, chk):
+        chk.check_selector("rhs", claim.rhs)
+
+    def check_cells(self, claim, lhs, chk):
+        rhs = chk.selected("rhs", claim.rhs)
+        both = set().union(*(set(x.params) for x in lhs + rhs))
+        for j, m in enumerate(claim.match):
+            chk.require(f"match[{j}]", m in both,
+                        f"'{m}' is not a hyperparameter of any compared cell (theirs: {sorted(both)})")
+        pairs = [(a, b) for a in lhs for b in rhs if a.id != b.id and chk.compatible(a, b, list(claim.match))]
+        chk.require("", len(pairs) > 0, "no (lhs, rhs) pair of distinct, matching cells to compare")
+
+    def evaluate(self, c: Claim, ctx: Context):
+        metric, rounds = c.metric, c.rounds
+        lhs, rhs = ctx.cells(c.lhs), ctx.cells(c.rhs)
+        fac = float(c.factor or 1.0)
+        checks, fails, clear = 0, [], 0
+        for a in lhs:
+            for b in rhs:
+                if a.id == b.id or not _compatible(a, b, c.match):
+                    continue
+                va = ctx.values(a.id, metric, rounds).set_index("round", drop=False)
+                vb = ctx.values(b.id, metric, rounds).set_index("round", drop=False)
+                common = [r for r in va.index if r in vb.index] if METRICS[metric].curve else list(va.index[:1])
+                for r in common:
+                    ra, rb = va.loc[r], vb.loc[r]
+                    if isinstance(ra, pd.DataFrame):
+                        ra, rb = ra.iloc[0], rb.iloc[0]
+                    ok = (fac * ra["high"] < rb["low"]) if c.significant else (fac * ra["mean"] < rb["mean"])
+                    checks += 1
+                    if not ok:
+                        # reversed beyond the noise: the intervals do not overlap (a claim of
+                        # significance fails on overlap itself)
+                        if c.significant or fac * lo(ra) > hi(rb):
+                            clear += 1
+                        fails.append(f"{a.label} {ra['mean']:.3f} (+-{ra['ci']:.3f}) vs {b.label} "
+                                     f"{rb['mean']:.3f} (+-{rb['ci']:.3f}){fmt_round(ra['round'])}")
+        if checks == 0:
+            return result(c, "not evaluable", "no comparable values (rounds outside this run's range?)")
+        frac = 1 - len(fails) / checks
+        ratios = ""
+        if fac != 1.0:
+            rs = []
+            for a in lhs:
+                for b in rhs:
+                    va = ctx.values(a.id, metric, rounds)
+                    vb = ctx.values(b.id, metric, rounds)
+                    if not va.empty and not vb.empty and va.iloc[-1]["mean"] > 0:
+                        rs.append(f"{b.label} / {a.label} = {vb.iloc[-1]['mean'] / va.iloc[-1]['mean']:.1f}")
+            ratios = " (measured ratio: " + "; ".join(rs) + f"; claimed at least {c.factor:g})"
+        if not fails:
+            ev = f"held in all {checks} comparisons ({', '.join(x.label for x in lhs)} vs {', '.join(x.label for x in rhs)})"
+            return result(c, "held", ev + ratios, frac)
+        more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
+        if not clear:
+            return result(c, "inconclusive",
+                          f"failed {len(fails)} of {checks} comparisons, each only on point estimates whose 95% "
+                          "intervals overlap, e.g. " + "; ".join(fails[:3]) + more + ratios, frac)
+        how = "the claim needs separated intervals" if c.significant else f"{clear} with separated intervals"
+        return result(c, "not held", f"failed {len(fails)} of {checks} comparisons ({how}), e.g. "
+                      + "; ".join(fails[:3]) + more + ratios, frac)
+
+
+KIND = Less()
