@@ -21,10 +21,13 @@ install: $(STAMP)
 reproduce: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) data
 	$(VENV)/bin/snakemake --cores $(CORES) $(if $(FORCE),--forcerun run_cell run_all_cells aggregate figure report --config force=true,)
+	$(PY) scripts/results_doc.py
 
-## the report again from the committed records and figures, in seconds (nothing recomputed)
+## the report (and docs/results.md's numbers) again from the committed records and figures, in
+## seconds (nothing recomputed)
 report: $(STAMP)
 	$(PY) -c "from rankrepro.report.html import rebuild_report; print(rebuild_report())"
+	$(PY) scripts/results_doc.py
 
 ## every artefact tiny, end to end (outputs in runs/smoke/)
 smoke: $(STAMP)
