@@ -99,7 +99,7 @@ def test_bad_parameters():
 def test_movie_protocol_on_a_tiny_setup(monkeypatch):
     """The simulation on a hand-made setup: regret >= 0, falls under alpha = 1, repeatable."""
     from rankrepro.data import builders
-    from rankrepro.data.embedding import MovieSetup
+    from rankrepro.data.coactive_movies import MovieSetup
     from rankrepro.protocols.coactive import CoactiveSpec, coactive_movies_trial
 
     rng = np.random.default_rng(0)

@@ -9,7 +9,7 @@ from rankrepro.algorithms.coactive import CoactiveLearner, CoactiveRankSVM, Pref
 
 def tiny(monkeypatch):
     from rankrepro.data import builders
-    from rankrepro.data.embedding import MovieSetup
+    from rankrepro.data.coactive_movies import MovieSetup
 
     rng = np.random.default_rng(0)
     M = rng.normal(size=(80, 4))

@@ -9,7 +9,7 @@ from hypothesis.extra.numpy import arrays
 
 from conftest import separable_stream
 from rankrepro.algorithms import MuPRank, NoPRank, PRank, SiPRank, VotedPRank
-from rankrepro.algorithms._kernels import noprank_dual
+from rankrepro.algorithms._compiled import noprank_dual
 
 K = 5
 

@@ -13,7 +13,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from rankrepro.algorithms import REGISTRY, PRank, WidrowHoff, families  # noqa: E402
-from rankrepro.algorithms.kernels import FEATURE_MAPS  # noqa: E402
+from rankrepro.algorithms.feature_maps import FEATURE_MAPS  # noqa: E402
 from rankrepro.data.synthetic import synthetic_hgo  # noqa: E402
 
 
@@ -121,7 +121,7 @@ def test_gp_model_predicts_the_protocols_computation(rng):
     """fit/predict of the GP model is the experiments' fit_predict_kernel on the cosine kernel
     of the training and test items together (transductive, as in the paper)."""
     from rankrepro.algorithms.gp import GPModel
-    from rankrepro.algorithms.kernels import cosine_kernel
+    from rankrepro.algorithms.feature_maps import cosine_kernel
 
     V = rng.normal(size=(40, 12))
     Y = rng.integers(1, 6, size=(40, 5)) * (rng.random((40, 5)) < 0.8)

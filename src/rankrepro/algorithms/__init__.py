@@ -5,7 +5,7 @@ online ordinal learners; :mod:`.rankers` (``RANKERS``), :mod:`.gp` (``GP``) and
 
 from .base import Estimator, NotFittedError, OnlineRanker, ParamError, Range
 from .baselines import MulticlassPerceptron, WidrowHoff
-from .kernels import FEATURE_MAPS, poly2_features, poly2_kernel
+from .feature_maps import FEATURE_MAPS, poly2_features, poly2_kernel
 from .oap import OAPBPM, OAPVP, OAPBagg
 from .prank import MuPRank, NoPRank, PRank, SiPRank, VotedPRank
 

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _kernels as K
+from . import _compiled as K
 from .base import rows, Range, OneOf, OnlineRanker, round_to_rank
 
 

@@ -37,7 +37,7 @@ from scipy import linalg, optimize
 from scipy.special import log_ndtr
 
 from .base import Boolean, Estimator, OneOf, Range, check_array, check_target
-from .kernels import cosine_kernel
+from .feature_maps import cosine_kernel
 
 LOG_2PI = float(np.log(2 * np.pi))
 
@@ -483,7 +483,7 @@ class GPModel(Estimator):
     # -- scikit-learn's face --------------------------------------------------------------
     def fit(self, X, y) -> "GPModel":
         """Items ``X`` (one row per item: its features, e.g. feature users' centred ratings;
-        the prior kernel is their cosine, :func:`~rankrepro.algorithms.kernels.cosine_kernel`)
+        the prior kernel is their cosine, :func:`~rankrepro.algorithms.feature_maps.cosine_kernel`)
         and ranks ``y``: one user's rank (1..n_ranks) of each item, or a (n_items, n_users)
         array, one column per user, 0 where the user did not rate the item (several users are
         what the collaborative models learn from).

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
+from . import _compiled as K
 from .base import rows, Range, OneOf, OnlineRanker, round_to_rank
 
 #: rows of Bernoulli masks drawn at once (bounds memory for long streams)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _kernels as K
+from . import _compiled as K
 from .base import rows, Range, OneOf, OnlineRanker, round_to_rank
 
 
@@ -66,7 +66,7 @@ class NoPRank(_ThresholdRanker):
     """No-PRank (Crammer & Singer 2005, Fig. 3): on a rank mistake, the closest rule (in
     Euclidean norm over (w, b)) that ranks x with margin ``beta`` at every threshold.
 
-    The k-1 variable dual (eq. 4.5) is solved exactly (:func:`_kernels.noprank_dual`).
+    The k-1 variable dual (eq. 4.5) is solved exactly (:func:`_compiled.noprank_dual`).
     ``tau_sum_`` accumulates sum_t sum_r tau_r^t, which Theorem 3 bounds by 2 beta/gamma^2.
     """
 

@@ -6,7 +6,7 @@ is ``f(fold, *, data_path) -> Fold``."""
 
 from .cf import cf_judges, cf_people, cf_viewer_stream
 from .collab_gp import collab_gp
-from .embedding import coactive_movies
+from .coactive_movies import coactive_movies
 from .letor import letor_all, letor_fold
 from .synthetic import synthetic_hgo
 

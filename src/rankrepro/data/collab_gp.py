@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from ..algorithms.kernels import cosine_kernel
+from ..algorithms.feature_maps import cosine_kernel
 from .preprocess import load_cached
 from .ratings import filter_min_ratings, to_rank
 
