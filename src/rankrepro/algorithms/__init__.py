@@ -1,7 +1,8 @@
 """The learners.  Every one is an :class:`Estimator` (one base for parameters, validation,
 clone and repr; scikit-learn compatible).  ``REGISTRY`` maps the names used in configs to the
 online ordinal learners; :mod:`.rankers` (``RANKERS``), :mod:`.gp` (``GP``) and
-:mod:`.coactive` (``COACTIVE``) hold the other families; ``FAMILIES`` names them all."""
+:mod:`.coactive` (``COACTIVE``) hold the other families; :func:`families` names them all.
+The compiled loops are in ``_compiled``, the explicit feature maps in ``feature_maps``."""
 
 from .base import Estimator, NotFittedError, OnlineRanker, ParamError, Range
 from .baselines import MulticlassPerceptron, WidrowHoff
