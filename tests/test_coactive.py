@@ -251,3 +251,37 @@ def test_sorted_utilities_equal_the_numpy_definitions():
         gone[::4, 0] = su.order[rows[::4], su.ptr[::4]]
         for g in gone.T:
             avail[rows, g] = False
+
+
+def test_movie_setup_is_kept_on_disk_bit_for_bit(tmp_path):
+    """The coactive movie setup is computed once and read back by later cells: what is read
+    equals what was computed, array for array and bit for bit; newer data rebuild it."""
+    import os
+
+    from rankrepro.data.coactive_movies import compute_movie_setup, movie_setup, setup_cache_path
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    p = tmp_path / "ratings" / "data.npz"
+    p.parent.mkdir()
+    np.savez(p, user=rng.integers(0, 80, n), item=rng.integers(0, 50, n), score=rng.integers(1, 6, n).astype(float))
+    args = (str(p), 7, (2, 3), (1.0,), 2)
+    fresh = compute_movie_setup(*args)
+    movie_setup.cache_clear()
+    first = movie_setup(*args)
+    cache = setup_cache_path(*args)
+    assert cache.is_file()
+    movie_setup.cache_clear()
+    again = movie_setup(*args)
+    for s in (first, again):
+        assert np.array_equal(s.M, fresh.M) and np.array_equal(s.W_star, fresh.W_star)
+        assert (s.dim, s.reg, s.holdout_rmse) == (fresh.dim, fresh.reg, fresh.holdout_rmse)
+        assert all(np.array_equal(a, b) and a.dtype == b.dtype for x, y in zip(s.ratings, fresh.ratings)
+                   for a, b in zip(x, y)) and len(s.ratings) == len(fresh.ratings)
+    # data newer than the kept setup: computed again (and kept again)
+    old = cache.stat().st_mtime
+    os.utime(p, (old + 10, old + 10))
+    movie_setup.cache_clear()
+    movie_setup(*args)
+    assert cache.stat().st_mtime > old
+    movie_setup.cache_clear()

@@ -4,12 +4,21 @@ regularised low-rank factorisation r_um - mu ~ p_u . q_m ("SVD embedding", fitte
 alternating least squares) gives the movie vectors q_m, its dimension and regularisation
 chosen on a held-out tenth of the first half's ratings (squared error); each user u of the
 second half gets w*_u, the least-squares fit of their ratings on the movie vectors.
+
+The setup (about 10 s: nine ALS fits) is the same for every cell and trial of an
+experiment: it is computed once and kept beside the processed data
+(``coactive_setup-<key>.npz``, the key hashing the split seed and the search grid; rebuilt
+when the data are newer), so the cells read it instead of refitting it.  The file holds the
+arrays bit for bit.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -51,9 +60,58 @@ class MovieSetup:
     holdout_rmse: float
 
 
+#: bump when the computation of the setup changes (old cache files are then ignored)
+_SETUP_VERSION = 1
+
+
+def setup_cache_path(data_path: str, split_seed: int, dims: tuple, regs: tuple, sweeps: int) -> Path:
+    key = json.dumps([_SETUP_VERSION, int(split_seed), list(dims), list(regs), int(sweeps)])
+    return Path(data_path).with_name(f"coactive_setup-{hashlib.sha256(key.encode()).hexdigest()[:12]}.npz")
+
+
+def _save(setup: MovieSetup, path: Path) -> None:
+    from ..io import atomic_write
+
+    sizes = np.array([m.size for m, _ in setup.ratings], dtype=np.int64)
+    movies = np.concatenate([m for m, _ in setup.ratings]) if setup.ratings else np.zeros(0, np.int64)
+    scores = np.concatenate([r for _, r in setup.ratings]) if setup.ratings else np.zeros(0)
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            np.savez(f, M=setup.M, W_star=setup.W_star, sizes=sizes, movies=movies, scores=scores,
+                     meta=np.array([setup.dim, setup.reg, setup.holdout_rmse]))
+
+    atomic_write(path, write)
+
+
+def _load(path: Path) -> MovieSetup:
+    with np.load(path) as z:
+        bounds = np.concatenate([[0], np.cumsum(z["sizes"])])
+        movies, scores = z["movies"], z["scores"]
+        ratings = [(movies[a:b], scores[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+        dim, reg, rmse = z["meta"]
+        return MovieSetup(z["M"], z["W_star"], ratings, int(dim), float(reg), float(rmse))
+
+
 @functools.lru_cache(maxsize=4)
 def movie_setup(data_path: str, split_seed: int, dims: tuple = (5, 10, 20), regs: tuple = (0.1, 1.0, 10.0),
                 sweeps: int = 8) -> MovieSetup:
+    cache = setup_cache_path(data_path, split_seed, dims, regs, sweeps)
+    try:
+        if cache.is_file() and cache.stat().st_mtime >= Path(data_path).stat().st_mtime:
+            return _load(cache)
+    except (OSError, ValueError, KeyError):
+        pass  # unreadable: computed again below
+    setup = compute_movie_setup(data_path, split_seed, dims, regs, sweeps)
+    try:
+        _save(setup, cache)
+    except OSError:
+        pass  # a read-only data folder: the setup is simply not kept
+    return setup
+
+
+def compute_movie_setup(data_path: str, split_seed: int, dims: tuple = (5, 10, 20), regs: tuple = (0.1, 1.0, 10.0),
+                        sweeps: int = 8) -> MovieSetup:
     d = load_cached(data_path)
     users, u_idx = np.unique(d["user"], return_inverse=True)
     movies, m_idx = np.unique(d["item"], return_inverse=True)
