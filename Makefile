@@ -19,7 +19,7 @@ install: $(STAMP)
 ## the whole pipeline at paper scale on all cores (outputs in results/ and figures/): the data
 ## first, then only the cells whose fingerprint changed; FORCE=1 recomputes everything
 reproduce: $(STAMP)
-	$(VENV)/bin/snakemake --cores $(CORES) data
+	$(VENV)/bin/snakemake --cores $(CORES) data --config download=true
 	$(VENV)/bin/snakemake --cores $(CORES) $(if $(FORCE),--forcerun run_cell run_all_cells aggregate figure report --config force=true,)
 	$(PY) scripts/results_doc.py
 
@@ -49,9 +49,10 @@ browser:
 bench: $(STAMP)
 	$(PY) scripts/bench.py
 
-## fetch, verify and preprocess every data set that can be had (mirror: RANKREPRO_DATA_MIRROR)
+## fetch, verify and preprocess every data set that can be had (mirror: RANKREPRO_DATA_MIRROR;
+## home pages are tried here only, not by a plain snakemake run)
 data: $(STAMP)
-	$(VENV)/bin/snakemake --cores $(CORES) data
+	$(VENV)/bin/snakemake --cores $(CORES) data --config download=true
 
 ## each data set: verified, in the mirror, downloadable, absent, or replaced by which substitute
 data-status: $(STAMP)

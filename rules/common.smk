@@ -7,7 +7,8 @@ from snakemake.exceptions import WorkflowError
 from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
 from rankrepro.data.registry import REGISTRY as DATA_REGISTRY
-from rankrepro.pipeline.catalog import data_status, load_catalog, output_prefix, resolved_path, write_resolved
+from rankrepro.data.status import data_status
+from rankrepro.pipeline.catalog import load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint
 from rankrepro.pipeline.jobs import BACKENDS
@@ -29,9 +30,14 @@ BATCH = str(config.get("batch_cells", False)).lower() in ("1", "true", "yes")
 BACKEND = str(config.get("backend", "loky"))
 if BACKEND not in BACKENDS:
     raise WorkflowError(f"config key 'backend': unknown trial backend {BACKEND!r} (known: {', '.join(BACKENDS)})")
+# runtime option: may home pages be tried for data sets neither verified in data/raw nor in the
+# mirror (`make data` and the first step of `make reproduce` set it).  Off, deciding what can be
+# had only looks at files: parsing the workflow (which every cluster job does again) touches no
+# network.
+DOWNLOAD = str(config.get("download", False)).lower() in ("1", "true", "yes")
 # decided once, before any job: which data sets can be had, and which artefacts can run
-USABLE_DATA = [name for name in DATA_REGISTRY if availability(name).usable]
-DATA_STATUS = {name: data_status(exp) for name, exp in CATALOG.items()}
+USABLE_DATA = [name for name in DATA_REGISTRY if availability(name, probe=DOWNLOAD).usable]
+DATA_STATUS = {name: data_status(exp.cfg.dataset.source, probe=DOWNLOAD) for name, exp in CATALOG.items()}
 # reruns follow content, not file times (a fresh clone has neither Snakemake's metadata nor
 # meaningful times): a cell whose fingerprint file no longer matches loses it (and reruns),
 # current outputs are dated after their inputs.  Skipped under --config force=true.

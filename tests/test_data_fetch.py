@@ -222,3 +222,27 @@ def test_download_retries_then_gives_up(tmp_path, monkeypatch):
     monkeypatch.setattr(F.time, "sleep", lambda s: None)
     with pytest.raises(F.DataUnavailable, match="after 3 tries"):
         F.download("http://127.0.0.1:9/nothing", tmp_path / "x", retries=3, timeout=1)
+
+
+def test_without_probe_only_files_decide(tmp_path, monkeypatch):
+    """What the workflow decides when it is parsed (no --config download=true): a data set
+    neither verified nor in the mirror is absent, its home page not tried (no network)."""
+    monkeypatch.delenv(F.OFFLINE_ENV, raising=False)
+
+    def no_network(*a, **k):
+        raise AssertionError("the home page was tried")
+
+    monkeypatch.setattr(F, "_host_reachable", no_network)
+    entry = DatasetEntry(name="web", title="web", home="http://example.invalid/", licence="none",
+                         files={"u.data": None}, kind="ratings", reader="movielens_100k", data_files=("u.data",),
+                         urls={"u.data": "http://example.invalid/u.data"})
+    monkeypatch.setitem(registry.REGISTRY, "web", entry)
+    a = F.availability("web", F.Paths.under(tmp_path / "data"), Path("/nonexistent"), probe=False)
+    assert a.state == "absent" and "home page not tried" in a.reason
+    from rankrepro.data.status import data_status
+
+    monkeypatch.chdir(tmp_path)  # data/raw here is empty
+    monkeypatch.delenv(F.MIRROR_ENV, raising=False)
+    st = data_status("web", probe=False)
+    assert not st.runnable and "home page not tried" in st.reason
+    assert data_status(None).runnable  # generated data: nothing to have

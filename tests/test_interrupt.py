@@ -27,7 +27,7 @@ def slow_trial(spec):
     return [("online_rank_loss", 1, 0.0)]
 
 
-PROTOCOLS["online"] = slow_trial
+PROTOCOLS["online"].run = slow_trial  # the online protocol, validated as usual, runs this trial
 '''
 
 JOB = '''

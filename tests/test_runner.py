@@ -81,7 +81,6 @@ def test_trials_run_with_one_blas_thread(monkeypatch):
     from threadpoolctl import threadpool_info, threadpool_limits
 
     from rankrepro import protocols
-    from rankrepro.pipeline import runner
 
     seen = []
 
@@ -89,8 +88,7 @@ def test_trials_run_with_one_blas_thread(monkeypatch):
         seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
         return [("test_rank_loss", None, 0.0)]
 
-    monkeypatch.setitem(protocols.PROTOCOLS, "online", probe)
-    monkeypatch.setattr(runner, "PROTOCOLS", protocols.PROTOCOLS)
+    monkeypatch.setattr(protocols.PROTOCOLS["online"], "run", probe)
     exp = load_experiment("harrington2003/table1", "smoke")
     with threadpool_limits(limits=2, user_api="blas"):
         run_cell(exp, exp.cells[0].id, n_jobs=1)

@@ -157,8 +157,9 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
     """Run one experiment's cells and write its outputs under ``out`` as the workflow lays
     them out (results/<paper>/<artefact>.{csv,md,json,config.yaml}, its cells, figures/);
     returns the artefact record."""
-    from .pipeline.catalog import ConfigError, data_status, load_experiment, write_resolved
+    from .data.status import data_status
     from .io import write_parquet
+    from .pipeline.catalog import ConfigError, load_experiment, write_resolved
     from .pipeline.runner import run_cell
 
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
@@ -170,7 +171,7 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
     except ConfigError as e:
         hint = did_you_mean(e, name, scale)
         raise CliError(str(e) + (f"; did you mean '{hint}'?" if hint else "")) from None
-    st = data_status(exp)
+    st = data_status(exp.cfg.dataset.source)
     if not st.runnable:
         raise CliError(f"{name}: {st.reason}. {st.how_to_obtain}")
     data_path = None

@@ -270,7 +270,8 @@ def availability(name: str, paths: Paths | None = None, mirror: Path | None = No
     if probe and home_reachable(entry):
         return Availability(name, "download", f"to be downloaded from {entry.home}")
     why = ("not in data/raw" + (f", not in the mirror (${MIRROR_ENV})" if mirror else f", no mirror (set {MIRROR_ENV})")
-           + (", home page unreachable" if entry.downloadable else ", not downloadable"))
+           + ((", home page unreachable" if probe else ", home page not tried (make data tries it)")
+              if entry.downloadable else ", not downloadable"))
     how = entry.obtain or f"Download it from {entry.home}, or set {MIRROR_ENV} to a folder holding " \
                           f"{entry.mirror_dir or entry.name}/."
     return Availability(name, "absent", why, how_to_obtain=how)

@@ -24,7 +24,7 @@ from typing import Any
 from omegaconf import DictConfig, ListConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from ..algorithms import FEATURE_MAPS, REGISTRY, ParamError
+from ..algorithms import FEATURE_MAPS, ParamError
 from ..claims import KINDS as CLAIM_KINDS, OPTIONAL_DEFAULTS as CLAIM_OPTIONAL, Claim, kind_names as claim_kind_names
 from .schema import RootCfg
 
@@ -211,6 +211,16 @@ def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
     for cap in ("max_steps", "max_users"):  # only when a scale sets them (keeps older fingerprints valid)
         if getattr(exp, cap) is not None:
             payload[cap] = getattr(exp, cap)
+    from ..protocols import PROTOCOLS
+
+    # fields the protocol does not read hash as the constants it declares (the values their
+    # former placeholders had): leaving them unset changes no fingerprint
+    for key, value in PROTOCOLS[e.protocol].fingerprint_constants.items():
+        group, _, fld = key.partition(".")
+        if group == "experiment":
+            payload[fld] = value
+        else:
+            payload[group][fld] = value
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -554,17 +564,14 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
              f"'{e.artefact}' must equal the file name '{artefact}'")
     _require(name, "experiment.kind", e.kind in ("table", "figure"), f"'{e.kind}' must be 'table' or 'figure'")
     _require(name, "experiment.n_trials", e.n_trials >= 1, f"must be >= 1, got {e.n_trials}")
-    if e.protocol == "ranked_list":
-        pass  # exact: no data, no sizes
-    elif e.protocol == "letor":  # a trial is a fold; the folds fix the sizes
-        _require(name, "experiment.n_trials", e.n_trials <= 5, f"LETOR has 5 folds, got {e.n_trials}")
-    else:
-        _require(name, "experiment.n_train", e.n_train >= 1, f"must be >= 1, got {e.n_train}")
+    _require(name, "experiment.protocol", e.protocol in PROTOCOLS,
+             f"unknown protocol '{e.protocol}' (known: {sorted(PROTOCOLS)})")
+    proto = PROTOCOLS[e.protocol]
+    # what depends on the protocol: the fields it reads (only those must be set), its own checks
+    proto.validate(cfg, lambda key, ok, message: _require(name, key, ok, message))
     _require(name, "experiment.n_test", e.n_test >= 0, f"must be >= 0, got {e.n_test}")
     _require(name, "experiment.seed", e.seed >= 0, f"must be >= 0, got {e.seed}")
     _require(name, "experiment.curve_points", e.curve_points >= 1, f"must be >= 1, got {e.curve_points}")
-    _require(name, "experiment.protocol", e.protocol in PROTOCOLS,
-             f"unknown protocol '{e.protocol}' (known: {sorted(PROTOCOLS)})")
     _require(name, "experiment.features", e.features in FEATURE_MAPS,
              f"unknown feature map '{e.features}' (known: {sorted(FEATURE_MAPS)})")
     _require(name, "experiment.metrics", len(e.metrics) > 0, "list at least one metric")
@@ -589,7 +596,7 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
                  f"unknown data set '{d.source}' (known: {sorted(DATA_REGISTRY)})")
     _require(name, "dataset.builder", d.builder in BUILDERS,
              f"unknown data-set builder '{d.builder}' (known: {sorted(BUILDERS)})")
-    _require(name, "dataset.n_ranks", d.n_ranks >= 2, f"must be >= 2, got {d.n_ranks}")
+    _require(name, "dataset.n_ranks", d.n_ranks is None or d.n_ranks >= 2, f"must be >= 2, got {d.n_ranks}")
     sig = inspect.signature(BUILDERS[d.builder])
     for k in d.params:
         _require(name, f"dataset.params.{k}", k not in INJECTED and k in sig.parameters
@@ -601,13 +608,7 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
              f"{'set' if needs_data else 'remove'} dataset.source")
 
     _require(name, "algorithms", len(cfg.algorithms) > 0, "list at least one algorithm")
-    from ..algorithms.coactive import COACTIVE
-    from ..algorithms.gp import GP
-    from ..algorithms.rankers import LISTS, RANKERS
-    from ..protocols import ESTIMATORS
-
-    family = {"rankers": RANKERS, "lists": LISTS, "online": REGISTRY, "coactive": COACTIVE,
-              "gp": GP}[ESTIMATORS[e.protocol]]
+    family = proto.estimators
     cells: list[Cell] = []
     for key, a in cfg.algorithms.items():
         _require(name, f"algorithms.{key}.estimator", a.estimator in family,
@@ -629,7 +630,8 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
             swept = dict(zip(gkeys, combo))
             params = {**fixed, **swept}
             try:
-                extra = {"n_ranks": int(d.n_ranks)} if "n_ranks" in est_cls._param_names() else {}
+                extra = ({"n_ranks": int(d.n_ranks)} if "n_ranks" in est_cls._param_names() and d.n_ranks is not None
+                         else {})
                 est_cls(**extra, **params).validate()
             except ParamError as err:
                 where = "grid" if err.param in swept else "params"
@@ -754,7 +756,9 @@ def _validate_dataset(name: str, cfg: DictConfig) -> None:
             _require(name, key, isinstance(v, list) and all(_finite(x) for x in v),
                      f"must be a list of finite numbers, got {v!r}")
     _check_declared_params(name, d.builder, params)
-    if e.protocol not in ("letor", "ranked_list"):
+    from ..protocols import PROTOCOLS
+
+    if "n_train" in PROTOCOLS[e.protocol].uses:  # the protocol draws n_train (+ n_test) examples
         cap, why = _data_capacity(cfg)
         if cap is not None:
             _require(name, "experiment.n_train", e.n_train <= cap,
@@ -813,6 +817,7 @@ def _selector_values(name: str, key: str, selector: dict[str, Any], cells: list[
 
 def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
     from ..metrics import METRICS
+    from ..protocols import PROTOCOLS
 
     e = cfg.experiment
     for i, p in enumerate(e.published):
@@ -825,13 +830,15 @@ def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
             _require(name, f"{key}.round", METRICS[p.metric].curve,
                      f"metric '{p.metric}' is one value per trial, not a curve: remove 'round'")
             _require(name, f"{key}.round", p.round >= 1, f"must be >= 1, got {p.round}")
-            if e.protocol == "online":
-                _require(name, f"{key}.round", p.round <= e.n_train,
-                         f"round {p.round} is beyond the {e.n_train} training rounds of the run")
+            last = PROTOCOLS[e.protocol].last_round(e)
+            if last is not None:
+                _require(name, f"{key}.round", p.round <= last,
+                         f"round {p.round} is beyond the {last} training rounds of the run")
 
 
 def _validate_claims(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
     from ..metrics import METRICS
+    from ..protocols import PROTOCOLS
 
     e = cfg.experiment
     seen: dict[str, int] = {}
@@ -848,12 +855,13 @@ def _validate_claims(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
             _require(name, f"{key}.rounds", all(x is None or x >= 1 for x in r), f"rounds must be >= 1, got {r}")
             _require(name, f"{key}.rounds", r[0] is None or r[1] is None or r[0] < r[1],
                      f"first round {r[0]} must come before last round {r[1]}")
-            if e.protocol == "online" and r[0] is not None:
-                _require(name, f"{key}.rounds", r[0] < e.n_train,
-                         f"first round {r[0]} is not before the end of the {e.n_train} training rounds")
-            if e.protocol == "online" and r[1] is not None:
-                _require(name, f"{key}.rounds", r[1] <= e.n_train,
-                         f"last round {r[1]} is beyond the {e.n_train} training rounds of the run")
+            last = PROTOCOLS[e.protocol].last_round(e)
+            if last is not None and r[0] is not None:
+                _require(name, f"{key}.rounds", r[0] < last,
+                         f"first round {r[0]} is not before the end of the {last} training rounds")
+            if last is not None and r[1] is not None:
+                _require(name, f"{key}.rounds", r[1] <= last,
+                         f"last round {r[1]} is beyond the {last} training rounds of the run")
         _require(name, f"{key}.factor", math.isfinite(c.factor) and c.factor > 0,
                  f"must be a finite number > 0, got {c.factor}")
         _require(name, f"{key}.expect", c.expect is None or math.isfinite(c.expect), f"must be finite, got {c.expect}")
@@ -943,31 +951,3 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     """Every experiment, validated.  The first bad config raises."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
     return {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
-
-
-@dataclass
-class DataStatus:
-    """Whether an experiment's data can be had, decided before any job runs."""
-
-    runnable: bool
-    #: registry name of the data set used (the configured one or its substitute); None for generated data
-    used: str | None = None
-    substitute_for: str | None = None
-    reason: str = ""
-    how_to_obtain: str = ""
-
-
-def data_status(exp: Experiment, probe: bool = True) -> DataStatus:
-    src = exp.cfg.dataset.source
-    if src is None:
-        return DataStatus(True)
-    from ..data.fetch import resolve
-
-    a = resolve(src, probe=probe)
-    if a.usable:
-        return DataStatus(True, used=src)
-    if a.substitute:
-        return DataStatus(True, used=a.substitute, substitute_for=src,
-                          reason=f"{src} is absent ({a.reason}); using the substitute {a.substitute}")
-    tried = f" (substitutes tried: {', '.join(a.alternatives_tried)})" if a.alternatives_tried else ""
-    return DataStatus(False, reason=f"data set {src} is absent: {a.reason}{tried}", how_to_obtain=a.how_to_obtain)

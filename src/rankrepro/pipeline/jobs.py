@@ -68,9 +68,10 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
     logger = _logger(log)
-    from ..report.artefact import size_text
+    from ..protocols import PROTOCOLS
 
-    logger(f"{experiment} [{scale}] {cell}: {size_text(exp)} on {threads} worker(s)" + (f" on {data[0]}" if data else ""))
+    size = PROTOCOLS[exp.cfg.experiment.protocol].size_text(exp)
+    logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else ""))
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
     write_parquet(df, output)

@@ -18,11 +18,10 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, parallel_config
-from omegaconf import OmegaConf
 
-from ..protocols import PROTOCOLS
-from ..protocols.online import TrialSpec
 from ..data.preprocess import eta_text
+from ..data.status import data_status
+from ..protocols import PROTOCOLS, Spec
 from .catalog import Cell, Experiment
 
 RESULT_COLUMNS = ["paper", "artefact", "cell", "algorithm", "params", "trial", "metric", "round", "value"]
@@ -38,43 +37,13 @@ def trial_seeds(root_seed: int, trial: int, cell_id: str) -> tuple[np.random.See
     return data, algo
 
 
-def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = None):
-    d = exp.cfg.dataset
+def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = None) -> Spec:
+    """The spec of one trial, as the experiment's protocol builds it."""
     data_seed, algo_seed = trial_seeds(int(exp.cfg.experiment.seed), trial, cell.id)
-    if exp.cfg.experiment.protocol in ("coactive_movies", "coactive_ranking"):
-        from ..protocols.coactive import CoactiveSpec
-
-        return CoactiveSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
-                            builder_params=OmegaConf.to_container(d.params), split_seed=int(exp.cfg.experiment.seed),
-                            group=trial, n_groups=exp.n_trials, n_rounds=exp.n_train,
-                            curve_points=exp.curve_points, data_path=data_path, algo_seed=algo_seed,
-                            max_users=exp.max_users)
-    if exp.cfg.experiment.protocol == "collab_gp":
-        from ..protocols.gp import GPSpec
-
-        return GPSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
-                      builder_params=OmegaConf.to_container(d.params), data_path=data_path, data_seed=data_seed,
-                      max_users=exp.max_users, max_steps=exp.max_steps)
-    if exp.cfg.experiment.protocol == "ranked_list":
-        from ..protocols.letor import ListSpec
-
-        return ListSpec(estimator=cell.estimator, params=dict(cell.params))
-    if exp.cfg.experiment.protocol == "letor":
-        from ..protocols.letor import LetorSpec
-
-        return LetorSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder, fold=trial + 1,
-                         metrics=tuple(exp.cfg.experiment.metrics), data_path=data_path, algo_seed=algo_seed,
-                         max_steps=exp.max_steps)
-    return TrialSpec(
-        estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
-        builder_params=OmegaConf.to_container(d.params), n_ranks=int(d.n_ranks),
-        features=exp.cfg.experiment.features, n_train=exp.n_train, n_test=exp.n_test,
-        curve_points=exp.curve_points, metrics=tuple(exp.cfg.experiment.metrics),
-        data_seed=data_seed, algo_seed=algo_seed, data_path=data_path,
-    )
+    return PROTOCOLS[exp.cfg.experiment.protocol].spec(exp, cell, trial, data_path, data_seed, algo_seed)
 
 
-def _run_one(protocol: str, spec: TrialSpec, trial: int):
+def _run_one(protocol: str, spec: Spec, trial: int):
     # one BLAS thread per trial: trials run in parallel processes anyway, and a multithreaded
     # BLAS may sum in another order on another machine (results then differ in the last bits)
     from threadpoolctl import threadpool_limits
@@ -90,9 +59,7 @@ def default_data_path(exp: Experiment) -> str | None:
     """The processed data an experiment runs on: its own data set or the substitute."""
     if exp.cfg.dataset.source is None:
         return None
-    from .catalog import data_status
-
-    st = data_status(exp)
+    st = data_status(exp.cfg.dataset.source)
     if not st.runnable:
         raise FileNotFoundError(f"{exp.name}: {st.reason}. {st.how_to_obtain}")
     return f"data/processed/{st.used}/data.npz"

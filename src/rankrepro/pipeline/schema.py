@@ -36,7 +36,8 @@ class DatasetCfg:
     name: str = MISSING
     builder: str = MISSING
     description: str = ""
-    n_ranks: int = MISSING
+    #: the number of ordinal ranks (labels 1..n_ranks); only protocols that read it need it
+    n_ranks: Optional[int] = None
     #: registry name of the downloaded data set this builds on (None: generated data)
     source: Optional[str] = None
     #: the paper's own data (False: a substitute, named in every table and figure)
@@ -186,7 +187,8 @@ class ExperimentCfg:
     protocol: str = "online"
     features: str = "identity"
     n_trials: int = MISSING
-    #: training rounds (online protocol); unused by the LETOR protocol, whose folds fix the sizes
+    #: training rounds (online and coactive protocols); a protocol that does not read it
+    #: (its ``uses``, rankrepro.protocols) leaves it unset
     n_train: int = 0
     n_test: int = 0
     seed: int = MISSING

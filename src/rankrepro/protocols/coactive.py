@@ -37,17 +37,18 @@ import time
 
 import numpy as np
 
+from omegaconf import OmegaConf
+
 from ..algorithms.coactive import (COACTIVE, TOP, CoactiveRankSVM, SortedUtilities, least_squares_w,  # noqa: F401
                                    noisy_ranking_feedback, position_weights, ranking_rounds,
                                    strict_ranking_feedback)
 from ..data.builders import BUILDERS
 from ..metrics import checkpoints
+from .base import Protocol, Spec
 
 
 @dataclass(frozen=True)
-class CoactiveSpec:
-    estimator: str
-    params: dict[str, Any]
+class CoactiveSpec(Spec):
     builder: str
     builder_params: dict[str, Any]
     split_seed: int
@@ -170,3 +171,45 @@ def coactive_ranking_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, fl
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret)[pts - 1] / pts
     return [("regret", int(p), float(v)) for p, v in zip(pts, avg)] + [("wall_seconds", None, wall)]
+
+
+class _Coactive(Protocol):
+    """Both coactive experiments: the same learners and spec; a trial is a group of users
+    (movies) or a query order (web search), ``n_train`` caps its rounds."""
+
+    estimators = COACTIVE
+    uses = frozenset({"n_train"})
+
+    def spec(self, exp, cell, trial, data_path, data_seed, algo_seed) -> CoactiveSpec:
+        d = exp.cfg.dataset
+        return CoactiveSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
+                            builder_params=OmegaConf.to_container(d.params), split_seed=int(exp.cfg.experiment.seed),
+                            group=trial, n_groups=exp.n_trials, n_rounds=exp.n_train,
+                            curve_points=exp.curve_points, data_path=data_path, algo_seed=algo_seed,
+                            max_users=exp.max_users)
+
+
+class CoactiveMovies(_Coactive):
+    name = "coactive_movies"
+    unit = "user groups"
+
+    def run(self, spec: CoactiveSpec):
+        return coactive_movies_trial(spec)
+
+    def size_text(self, exp) -> str:
+        return f"{exp.n_trials} user groups, up to {exp.n_train} recommendations per user"
+
+
+class CoactiveRanking(_Coactive):
+    name = "coactive_ranking"
+    unit = "query orders"
+
+    def run(self, spec: CoactiveSpec):
+        return coactive_ranking_trial(spec)
+
+    def size_text(self, exp) -> str:
+        return f"{exp.n_trials} random query orders, one pass over the queries (at most {exp.n_train} rounds)"
+
+
+MOVIES = CoactiveMovies()
+RANKING = CoactiveRanking()

@@ -17,14 +17,15 @@ from typing import Any
 
 import numpy as np
 
+from omegaconf import OmegaConf
+
 from ..algorithms.gp import GP
 from ..data.builders import BUILDERS
+from .base import Protocol, Spec
 
 
 @dataclass(frozen=True)
-class GPSpec:
-    estimator: str
-    params: dict[str, Any]
+class GPSpec(Spec):
     builder: str
     builder_params: dict[str, Any]
     data_path: str
@@ -61,3 +62,29 @@ def gp_trial(spec: GPSpec) -> list[tuple[str, int | None, float]]:
     if fit.ep_sweeps:
         rows.append(("ep_unconverged", None, float(fit.ep_unconverged)))
     return rows
+
+
+class CollabGP(Protocol):
+    """The training items are drawn per trial (``n_items``, a hyperparameter of the model):
+    no ``n_train`` or ``n_test``."""
+
+    name = "collab_gp"
+    estimators = GP
+    uses = frozenset({"n_ranks"})
+    #: the committed cells were fingerprinted with the placeholder ``experiment.n_train: 1``
+    fingerprint_constants = {"experiment.n_train": 1}
+
+    def spec(self, exp, cell, trial, data_path, data_seed, algo_seed) -> GPSpec:
+        d = exp.cfg.dataset
+        return GPSpec(estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
+                      builder_params=OmegaConf.to_container(d.params), data_path=data_path, data_seed=data_seed,
+                      max_users=exp.max_users, max_steps=exp.max_steps)
+
+    def run(self, spec: GPSpec):
+        return gp_trial(spec)
+
+    def size_text(self, exp) -> str:
+        return f"{exp.n_trials} random draws of the training items"
+
+
+PROTOCOL = CollabGP()

@@ -19,14 +19,13 @@ import numpy as np
 from ..algorithms.rankers import RANKERS
 from ..data.builders import BUILDERS
 from ..metrics import per_query
+from .base import Protocol, Spec
 
 TEST_METRICS = ("map", "ndcg@1", "ndcg@5", "ndcg@10")
 
 
 @dataclass(frozen=True)
-class LetorSpec:
-    estimator: str
-    params: dict[str, Any]
+class LetorSpec(Spec):
     builder: str
     fold: int
     metrics: tuple[str, ...]
@@ -82,17 +81,27 @@ def letor_trial(spec) -> list[tuple[str, int | None, float]]:
     return rows
 
 
-@dataclass(frozen=True)
-class ListSpec:
-    estimator: str
-    params: dict[str, Any]
+class Letor(Protocol):
+    name = "letor"
+    estimators = RANKERS
+    uses = frozenset()  # the folds fix the sizes
+    unit = "folds"
+
+    def validate(self, cfg, require) -> None:
+        super().validate(cfg, require)
+        n = cfg.experiment.n_trials
+        require("experiment.n_trials", n <= 5, f"LETOR has 5 folds, got {n}")
+
+    def spec(self, exp, cell, trial, data_path, data_seed, algo_seed) -> LetorSpec:
+        return LetorSpec(estimator=cell.estimator, params=dict(cell.params), builder=exp.cfg.dataset.builder,
+                         fold=trial + 1, metrics=tuple(exp.cfg.experiment.metrics), data_path=data_path,
+                         algo_seed=algo_seed, max_steps=exp.max_steps)
+
+    def run(self, spec: LetorSpec):
+        return letor_trial(spec)
+
+    def size_text(self, exp) -> str:
+        return f"{exp.n_trials} folds"
 
 
-def ranked_list_trial(spec) -> list[tuple[str, int | None, float]]:
-    """Elsas et al. (2008) Sec. 3: the measures of a given ranked list (no randomness)."""
-    from ..algorithms.rankers import LISTS
-    from ..metrics import average_precision, discordant_pairs, ndcg_at, reciprocal_rank
-
-    lab = LISTS[spec.estimator](**spec.params).labels()
-    return [("list_discordant", None, float(discordant_pairs(lab))), ("list_ndcg", None, ndcg_at(lab)),
-            ("list_rr", None, reciprocal_rank(lab)), ("list_ap", None, average_precision(lab))]
+PROTOCOL = Letor()

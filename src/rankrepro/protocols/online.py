@@ -13,17 +13,18 @@ from typing import Any
 
 import numpy as np
 
+from omegaconf import OmegaConf
+
 from ..algorithms import FEATURE_MAPS, REGISTRY
 from ..data.builders import BUILDERS
 from ..metrics import checkpoints, online_rank_loss_curve, rank_loss
+from .base import Protocol, Spec
 
 
 @dataclass(frozen=True)
-class TrialSpec:
+class TrialSpec(Spec):
     """Everything one trial needs; small and picklable (sent to joblib workers)."""
 
-    estimator: str
-    params: dict[str, Any]
     builder: str
     builder_params: dict[str, Any]
     n_ranks: int
@@ -59,3 +60,31 @@ def online_trial(spec: TrialSpec) -> list[tuple[str, int | None, float]]:
     if "test_rank_loss" in spec.metrics:
         rows.append(("test_rank_loss", None, rank_loss(est.predict(phi(split.X_test)), split.y_test)))
     return rows
+
+
+class Online(Protocol):
+    name = "online"
+    estimators = REGISTRY
+    uses = frozenset({"n_train", "n_test", "n_ranks", "features"})
+
+    def last_round(self, experiment_cfg) -> int | None:
+        return int(experiment_cfg.n_train)  # a curve runs over the training rounds
+
+    def spec(self, exp, cell, trial, data_path, data_seed, algo_seed) -> TrialSpec:
+        d = exp.cfg.dataset
+        return TrialSpec(
+            estimator=cell.estimator, params=dict(cell.params), builder=d.builder,
+            builder_params=OmegaConf.to_container(d.params), n_ranks=int(d.n_ranks),
+            features=exp.cfg.experiment.features, n_train=exp.n_train, n_test=exp.n_test,
+            curve_points=exp.curve_points, metrics=tuple(exp.cfg.experiment.metrics),
+            data_seed=data_seed, algo_seed=algo_seed, data_path=data_path,
+        )
+
+    def run(self, spec: TrialSpec):
+        return online_trial(spec)
+
+    def size_text(self, exp) -> str:
+        return f"{exp.n_trials} trials, {exp.n_train} training rounds, {exp.n_test} test examples"
+
+
+PROTOCOL = Online()

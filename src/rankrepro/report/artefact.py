@@ -108,14 +108,9 @@ def _pm(mean, ci) -> str:
 
 def size_text(exp: Experiment) -> str:
     """The run's size in the words of its protocol."""
-    n, T = exp.n_trials, exp.n_train
-    return {
-        "letor": f"{n} folds",
-        "ranked_list": "exact evaluation of given lists",
-        "coactive_movies": f"{n} user groups, up to {T} recommendations per user",
-        "coactive_ranking": f"{n} random query orders, one pass over the queries (at most {T} rounds)",
-        "collab_gp": f"{n} random draws of the training items",
-    }.get(exp.cfg.experiment.protocol, f"{n} trials, {T} training rounds, {exp.n_test} test examples")
+    from ..protocols import PROTOCOLS
+
+    return PROTOCOLS[exp.cfg.experiment.protocol].size_text(exp)
 
 
 def diagnosis_text(d: dict | None) -> str:

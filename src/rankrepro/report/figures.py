@@ -17,6 +17,7 @@ from omegaconf import OmegaConf  # noqa: E402
 
 from ..pipeline.catalog import Experiment  # noqa: E402
 from ..io import atomic_write  # noqa: E402
+from ..protocols import PROTOCOLS  # noqa: E402
 from .aggregate import resolve  # noqa: E402
 from .artefact import dataset_label  # noqa: E402
 from .html import data_used_label  # noqa: E402
@@ -84,8 +85,7 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     # a substitute is named by the data actually used, not by the original's description
     label = dataset_label(exp) if data is None else data_used_label(data)
     sub = "" if original else f"\n{label}"
-    unit = {"letor": "folds", "coactive_movies": "user groups",
-            "coactive_ranking": "query orders"}.get(exp.cfg.experiment.protocol, "trials")
+    unit = PROTOCOLS[exp.cfg.experiment.protocol].unit
     title = (f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} {unit}, mean and 95% interval"
              + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"))
     width = 75 * len(panels)  # characters that fit across the figure at this font size
