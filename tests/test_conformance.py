@@ -11,7 +11,7 @@ from copy import deepcopy
 import numpy as np
 import pytest
 
-from rankrepro.algorithms import REGISTRY, NotFittedError, ParamError, families
+from rankrepro.algorithms import ONLINE, NotFittedError, ParamError, families
 from rankrepro.algorithms.base import Boolean, OneOf, Range
 
 FAMILIES = families()
@@ -128,14 +128,14 @@ def test_every_learner_rejects_each_bad_parameter_before_fitting(fam, name, rng)
     with pytest.raises(ParamError, match="unknown hyperparameter"):
         small(fam, name).set_params(nonsense=1)
 
-SEEDED = {name for name, cls in REGISTRY.items() if "seed" in cls._param_names()}
+SEEDED = {name for name, cls in ONLINE.items() if "seed" in cls._param_names()}
 
 
 # -------------------------------------------------------------------------------------
 # the online protocol
 # -------------------------------------------------------------------------------------
 def make(name, **kw):
-    cls = REGISTRY[name]
+    cls = ONLINE[name]
     params = {"n_ranks": 4, **kw}
     if name in SEEDED:
         params.setdefault("seed", 7)
@@ -150,7 +150,7 @@ def data(rng):
     return X, y
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_inputs_not_mutated(name, data):
     X, y = data
     X0, y0 = X.copy(), y.copy()
@@ -161,7 +161,7 @@ def test_inputs_not_mutated(name, data):
     np.testing.assert_array_equal(y, y0)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_same_seed_same_result(name, data):
     X, y = data
     a, b = make(name), make(name)
@@ -178,7 +178,7 @@ def test_other_seed_other_result(name, data):
     assert not np.array_equal(a.member_coef_, b.member_coef_)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_chunked_equals_one_pass(name, data):
     X, y = data
     a, b = make(name), make(name)
@@ -188,7 +188,7 @@ def test_chunked_equals_one_pass(name, data):
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_pickle_midstream(name, data):
     X, y = data
     a = make(name)
@@ -198,7 +198,7 @@ def test_pickle_midstream(name, data):
     np.testing.assert_array_equal(a.predict(X), b.predict(X))
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_clone_is_unfitted_with_same_params(name, data):
     X, y = data
     a = make(name)
@@ -214,7 +214,7 @@ def test_clone_is_unfitted_with_same_params(name, data):
 MEAN_OUTPUT = {"oap_bagg", "oap_vp", "voted_prank"}
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_predictions_are_ranks(name, data):
     X, y = data
     kw = {"output": "rank"} if name in MEAN_OUTPUT else {}
@@ -263,7 +263,7 @@ def test_unrounded_vote_loss_is_at_most_the_members_mean_loss(name, data):
     assert rank_loss(est.predict(X), y) <= member_loss + 1e-12
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_bad_input_rejected(name, data):
     X, y = data
     est = make(name)
@@ -278,7 +278,7 @@ def test_bad_input_rejected(name, data):
         est.predict(X[0])
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_unknown_param_rejected(name):
     with pytest.raises(ParamError, match="unknown hyperparameter"):
         make(name).set_params(nonsense=1)
@@ -290,7 +290,7 @@ def test_unknown_param_rejected(name):
     ("oap_bpm", "tau", float("nan")), ("oap_bpm", "seed", -3),
 ])
 def test_out_of_range_params_rejected_before_fitting(name, param, value):
-    est = REGISTRY[name](**{param: value})
+    est = ONLINE[name](**{param: value})
     with pytest.raises(ParamError) as err:
         est.validate()
     assert err.value.param == param
@@ -298,7 +298,7 @@ def test_out_of_range_params_rejected_before_fitting(name, param, value):
         est.fit_online(np.zeros((1, 2)), np.array([1]))
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_sparse_input_equals_dense(name, rng):
     from scipy import sparse
 

@@ -28,7 +28,7 @@ def toy(tmp_path, monkeypatch):
                                 "README": F.sha256(mirror / "toy" / "README")},
                          kind="ratings", reader="movielens_100k", data_files=("u.data",), mirror_dir="toy",
                          obtain="Ask the toy keeper.")
-    monkeypatch.setitem(registry.REGISTRY, "toy", entry)
+    monkeypatch.setitem(registry.DATASETS, "toy", entry)
     monkeypatch.setenv(F.OFFLINE_ENV, "1")
     return entry, mirror, F.Paths.under(tmp_path / "data")
 
@@ -77,7 +77,7 @@ def test_absent_data_says_how_to_obtain(toy):
 
 def test_unpinned_file_is_accepted_with_warning(toy, monkeypatch):
     entry, mirror, paths = toy
-    monkeypatch.setitem(registry.REGISTRY, "toy", DatasetEntry(**{**entry.__dict__, "files": {"u.data": None,
+    monkeypatch.setitem(registry.DATASETS, "toy", DatasetEntry(**{**entry.__dict__, "files": {"u.data": None,
                                                                                               "README": None}}))
     with pytest.warns(UserWarning, match="no pinned sha256"):
         man = F.fetch("toy", paths=paths, mirror=mirror, log=lambda m: None)
@@ -86,7 +86,7 @@ def test_unpinned_file_is_accepted_with_warning(toy, monkeypatch):
 
 def test_substitute_resolution(toy, monkeypatch):
     entry, mirror, paths = toy
-    monkeypatch.setitem(registry.REGISTRY, "gone", DatasetEntry(
+    monkeypatch.setitem(registry.DATASETS, "gone", DatasetEntry(
         name="gone", title="gone", home="x", licence="x", files={"a": None}, kind="ratings",
         reader="movielens_100k", data_files=("a",), obtain="withdrawn", substitutes=("toy",)))
     a = F.resolve("gone", paths, mirror)
@@ -100,7 +100,7 @@ def test_preprocess_and_load(toy):
     F.fetch("toy", paths=paths, mirror=mirror, log=lambda m: None)
     out = preprocess("toy", paths=paths)
     man = json.loads((out.parent / "manifest.json").read_text())
-    assert man["sources"]["u.data"] == registry.REGISTRY["toy"].files["u.data"]
+    assert man["sources"]["u.data"] == registry.DATASETS["toy"].files["u.data"]
     d = load("toy", paths=paths)
     assert d["user"].tolist() == [1, 2] and d["score"].tolist() == [3.0, 5.0]
 
@@ -133,7 +133,7 @@ def test_real_mirror_verifies_and_matches_official_statistics(real, name):
         F.fetch(name, paths=real, mirror=MIRROR, allow_network=False, log=lambda m: None)
     preprocess(name, paths=real)
     d = load(name, paths=real)
-    st = registry.REGISTRY[name].stats
+    st = registry.DATASETS[name].stats
     if "ratings" in st:
         assert d["user"].size == st["ratings"]
         assert np.unique(d["user"]).size == st["users"] and np.unique(d["item"]).size == st["items"]
@@ -202,7 +202,7 @@ def test_download_from_home_page_file_and_archive(tmp_path, http_root, monkeypat
                          kind="ratings", reader="movielens_100k", data_files=("u.data",),
                          urls={"u.data": f"{base}/u.data"},
                          archive=registry.Archive(f"{base}/pack.zip", {"pack/README": "README"}))
-    monkeypatch.setitem(registry.REGISTRY, "web", entry)
+    monkeypatch.setitem(registry.DATASETS, "web", entry)
     paths = F.Paths.under(tmp_path / "data")
     assert F.availability("web", paths, Path("/nonexistent")).state == "download"
     with pytest.warns(UserWarning, match="no pinned sha256"):
@@ -236,7 +236,7 @@ def test_without_probe_only_files_decide(tmp_path, monkeypatch):
     entry = DatasetEntry(name="web", title="web", home="http://example.invalid/", licence="none",
                          files={"u.data": None}, kind="ratings", reader="movielens_100k", data_files=("u.data",),
                          urls={"u.data": "http://example.invalid/u.data"})
-    monkeypatch.setitem(registry.REGISTRY, "web", entry)
+    monkeypatch.setitem(registry.DATASETS, "web", entry)
     a = F.availability("web", F.Paths.under(tmp_path / "data"), Path("/nonexistent"), probe=False)
     assert a.state == "absent" and "home page not tried" in a.reason
     from rankrepro.data.status import data_status

@@ -163,10 +163,10 @@ def test_substitute_label_names_the_data_actually_used():
     """A substitute artefact's label starts with the registry title of the data it ran on,
     then the original it stands in for; the configured description comes last, as the
     paper's (it describes TD2003, not MQ2008)."""
-    from rankrepro.data.registry import REGISTRY
+    from rankrepro.data.registry import DATASETS
     from rankrepro.report.artefact import substitute_label
 
     lab = substitute_label("letor4-mq2008", "letor3-td2003", "LETOR TD2003 topic distillation (5 folds)")
-    assert lab.startswith(f"SUBSTITUTE {REGISTRY['letor4-mq2008'].title} (letor4-mq2008) in place of "
-                          f"{REGISTRY['letor3-td2003'].title} (letor3-td2003)")
+    assert lab.startswith(f"SUBSTITUTE {DATASETS['letor4-mq2008'].title} (letor4-mq2008) in place of "
+                          f"{DATASETS['letor3-td2003'].title} (letor3-td2003)")
     assert lab.endswith("the paper's data and protocol: LETOR TD2003 topic distillation (5 folds)")

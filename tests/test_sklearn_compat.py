@@ -12,7 +12,7 @@ from sklearn.model_selection import GridSearchCV, cross_val_score  # noqa: E402
 
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
-from rankrepro.algorithms import REGISTRY, PRank, WidrowHoff, families  # noqa: E402
+from rankrepro.algorithms import ONLINE, PRank, WidrowHoff, families  # noqa: E402
 from rankrepro.algorithms.feature_maps import FEATURE_MAPS  # noqa: E402
 from rankrepro.data.synthetic import synthetic_hgo  # noqa: E402
 
@@ -23,9 +23,9 @@ def hgo():
     return FEATURE_MAPS["poly2"](s.X_train), s.y_train
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("name", sorted(ONLINE))
 def test_sklearn_clone_and_params(name):
-    cls = REGISTRY[name]
+    cls = ONLINE[name]
     est = cls(n_ranks=5)
     c = clone(est)
     assert type(c) is cls and c.get_params(deep=True) == est.get_params(deep=False)

@@ -134,12 +134,12 @@ def known_keys(name: str, scale: str) -> list[str]:
 
     exp = load_experiment(name, scale)
     keys = _paths(exp.cfg)
-    from .algorithms import REGISTRY
+    from .algorithms import ONLINE
     from .algorithms.coactive import COACTIVE
     from .algorithms.gp import GP
     from .algorithms.rankers import LISTS, RANKERS
 
-    families = {**REGISTRY, **RANKERS, **LISTS, **COACTIVE, **GP}
+    families = {**ONLINE, **RANKERS, **LISTS, **COACTIVE, **GP}
     for akey, a in exp.cfg.algorithms.items():
         cls = families.get(a.estimator)
         if cls is None:

@@ -1,5 +1,5 @@
 """The learners.  Every one is an :class:`Estimator` (one base for parameters, validation,
-clone and repr; scikit-learn compatible).  ``REGISTRY`` maps the names used in configs to the
+clone and repr; scikit-learn compatible).  ``ONLINE`` maps the names used in configs to the
 online ordinal learners; :mod:`.rankers` (``RANKERS``), :mod:`.gp` (``GP``) and
 :mod:`.coactive` (``COACTIVE``) hold the other families; :func:`families` names them all.
 The compiled loops are in ``_compiled``, the explicit feature maps in ``feature_maps``."""
@@ -10,7 +10,7 @@ from .feature_maps import FEATURE_MAPS, poly2_features, poly2_kernel
 from .oap import OAPBPM, OAPVP, OAPBagg
 from .prank import MuPRank, NoPRank, PRank, SiPRank, VotedPRank
 
-REGISTRY: dict[str, type[OnlineRanker]] = {
+ONLINE: dict[str, type[OnlineRanker]] = {
     cls.name: cls
     for cls in (PRank, SiPRank, NoPRank, MuPRank, VotedPRank, MulticlassPerceptron, WidrowHoff, OAPBPM, OAPBagg, OAPVP)
 }
@@ -23,11 +23,11 @@ def families() -> dict[str, dict[str, type[Estimator]]]:
     from .gp import GP
     from .rankers import RANKERS
 
-    return {"online": REGISTRY, "rankers": RANKERS, "gp": GP, "coactive": COACTIVE}
+    return {"online": ONLINE, "rankers": RANKERS, "gp": GP, "coactive": COACTIVE}
 
 
 __all__ = [
     "Estimator", "FEATURE_MAPS", "families", "NotFittedError", "Range", "MuPRank", "MulticlassPerceptron", "NoPRank", "OAPBPM", "OAPBagg", "OAPVP",
-    "OnlineRanker", "PRank", "ParamError", "REGISTRY", "SiPRank", "VotedPRank", "WidrowHoff",
+    "OnlineRanker", "PRank", "ParamError", "ONLINE", "SiPRank", "VotedPRank", "WidrowHoff",
     "poly2_features", "poly2_kernel",
 ]

@@ -27,7 +27,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .registry import REGISTRY, DatasetEntry, get
+from .registry import DATASETS, DatasetEntry, get
 
 MIRROR_ENV = "RANKREPRO_DATA_MIRROR"
 OFFLINE_ENV = "RANKREPRO_OFFLINE"
@@ -293,7 +293,7 @@ def resolve(name: str, paths: Paths | None = None, mirror: Path | None = None, p
 
 def status_table(paths: Paths | None = None, mirror: Path | None = None, probe: bool = True) -> str:
     rows = [("data set", "status", "detail")]
-    for name in REGISTRY:
+    for name in DATASETS:
         a = resolve(name, paths, mirror, probe)
         if a.usable:
             rows.append((name, a.state, a.reason))

@@ -114,7 +114,7 @@ _WITHDRAWN = ("EachMovie was withdrawn by its owner (DEC/Compaq SRC) in 2004 and
               "a copy, put Vote.txt, Movie.txt and Person.txt in data/raw/eachmovie/ and rerun: the files are read "
               "and hashed on first use.")
 
-REGISTRY: dict[str, DatasetEntry] = {e.name: e for e in [
+DATASETS: dict[str, DatasetEntry] = {e.name: e for e in [
     DatasetEntry(
         name="movielens-100k", title="MovieLens 100K", home="https://grouplens.org/datasets/movielens/100k/",
         licence=ML_TERMS, files=_ML100K, kind="ratings", reader="movielens_100k", data_files=("u.data",),
@@ -247,6 +247,6 @@ REGISTRY: dict[str, DatasetEntry] = {e.name: e for e in [
 
 def get(name: str) -> DatasetEntry:
     try:
-        return REGISTRY[name]
+        return DATASETS[name]
     except KeyError:
-        raise KeyError(f"unknown data set '{name}' (known: {', '.join(sorted(REGISTRY))})") from None
+        raise KeyError(f"unknown data set '{name}' (known: {', '.join(sorted(DATASETS))})") from None

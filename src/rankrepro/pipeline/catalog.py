@@ -590,10 +590,10 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
 
     d = cfg.dataset
     if d.source is not None:
-        from ..data.registry import REGISTRY as DATA_REGISTRY
+        from ..data.registry import DATASETS
 
-        _require(name, "dataset.source", d.source in DATA_REGISTRY,
-                 f"unknown data set '{d.source}' (known: {sorted(DATA_REGISTRY)})")
+        _require(name, "dataset.source", d.source in DATASETS,
+                 f"unknown data set '{d.source}' (known: {sorted(DATASETS)})")
     _require(name, "dataset.builder", d.builder in BUILDERS,
              f"unknown data-set builder '{d.builder}' (known: {sorted(BUILDERS)})")
     _require(name, "dataset.n_ranks", d.n_ranks is None or d.n_ranks >= 2, f"must be >= 2, got {d.n_ranks}")
@@ -714,16 +714,16 @@ def _data_capacity(cfg: DictConfig) -> tuple[int | None, str]:
             if _is_number(first) else (None, "")
     if d.source is None or d.builder not in ("cf_judges", "cf_viewer_stream"):
         return None, ""
-    from ..data.registry import REGISTRY as DATA_REGISTRY
+    from ..data.registry import DATASETS
 
-    entry = DATA_REGISTRY.get(d.source)
+    entry = DATASETS.get(d.source)
     if entry is None:
         return None, ""
     names = (entry.name, *entry.substitutes)
     stat = "pairs" if d.builder == "cf_judges" else "items"
     sizes = []
     for n in names:
-        st = DATA_REGISTRY[n].stats if n in DATA_REGISTRY else {}
+        st = DATASETS[n].stats if n in DATASETS else {}
         v = st.get(stat, st.get("movies")) if stat == "items" else st.get(stat)
         if v:
             sizes.append((int(v), n))

@@ -15,7 +15,7 @@ import numpy as np
 
 from omegaconf import OmegaConf
 
-from ..algorithms import FEATURE_MAPS, REGISTRY
+from ..algorithms import FEATURE_MAPS, ONLINE
 from ..data.builders import BUILDERS
 from ..metrics import checkpoints, online_rank_loss_curve, rank_loss
 from .base import Protocol, Spec
@@ -45,7 +45,7 @@ def online_trial(spec: TrialSpec) -> list[tuple[str, int | None, float]]:
     split = BUILDERS[spec.builder](spec.n_train, spec.n_test, data_rng, **spec.builder_params, **extra)
     phi = FEATURE_MAPS[spec.features]
     Xtr = phi(split.X_train)
-    cls = REGISTRY[spec.estimator]
+    cls = ONLINE[spec.estimator]
     params = dict(spec.params)
     if "seed" in cls._param_names():
         params["seed"] = spec.algo_seed
@@ -64,7 +64,7 @@ def online_trial(spec: TrialSpec) -> list[tuple[str, int | None, float]]:
 
 class Online(Protocol):
     name = "online"
-    estimators = REGISTRY
+    estimators = ONLINE
     uses = frozenset({"n_train", "n_test", "n_ranks", "features"})
 
     def last_round(self, experiment_cfg) -> int | None:

@@ -33,10 +33,10 @@ def substitute_label(used: str, original: str, description: str | None) -> str:
     """What a substitute artefact ran on, named by the data actually used (the registry's
     title), then what the paper used, in the config's words (its description is the paper's
     data and protocol)."""
-    from ..data.registry import REGISTRY
+    from ..data.registry import DATASETS
 
     def title(k):
-        return f"{REGISTRY[k].title} ({k})" if k in REGISTRY else str(k)
+        return f"{DATASETS[k].title} ({k})" if k in DATASETS else str(k)
 
     return (f"SUBSTITUTE {title(used)} in place of {title(original)}"
             + (f"; the paper's data and protocol: {description}" if description else ""))

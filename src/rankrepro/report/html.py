@@ -94,11 +94,11 @@ def data_used_label(ds: dict) -> str:
     description is the original's)."""
     if ds.get("original", True) or not ds.get("used"):
         return ds.get("label") or ds.get("name") or ""
-    from ..data.registry import REGISTRY
+    from ..data.registry import DATASETS
 
     used, orig = ds["used"], ds.get("substitute_for") or ds.get("source") or ""
-    u = REGISTRY[used].title if used in REGISTRY else used
-    o = REGISTRY[orig].title if orig in REGISTRY else orig
+    u = DATASETS[used].title if used in DATASETS else used
+    o = DATASETS[orig].title if orig in DATASETS else orig
     return f"SUBSTITUTE {u} ({used}) in place of {o} ({orig})"
 
 
