@@ -6,7 +6,7 @@ from snakemake.exceptions import WorkflowError
 
 from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
-from rankrepro.data.registry import REGISTRY as DATA_REGISTRY
+from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
 from rankrepro.pipeline.catalog import load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
@@ -36,7 +36,7 @@ if BACKEND not in BACKENDS:
 # network.
 DOWNLOAD = str(config.get("download", False)).lower() in ("1", "true", "yes")
 # decided once, before any job: which data sets can be had, and which artefacts can run
-USABLE_DATA = [name for name in DATA_REGISTRY if availability(name, probe=DOWNLOAD).usable]
+USABLE_DATA = [name for name in DATASETS if availability(name, probe=DOWNLOAD).usable]
 DATA_STATUS = {name: data_status(exp.cfg.dataset.source, probe=DOWNLOAD) for name, exp in CATALOG.items()}
 # reruns follow content, not file times (a fresh clone has neither Snakemake's metadata nor
 # meaningful times): a cell whose fingerprint file no longer matches loses it (and reruns),
