@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from .base import ClaimKind, final_points, result
+from .base import ClaimKind, compared_points, result
 from .spread import at_least_two
 
 
@@ -28,11 +28,10 @@ class Argmin(ClaimKind):
                     f"{over}={claim.expect} is not among the compared values {vals}: the claim could never hold")
 
     def evaluate(self, c, ctx):
-        pts = final_points(c, ctx, ctx.cells(c.lhs))
-        if len(pts) < 2:
+        got_points = compared_points(c, ctx)
+        if got_points is None:
             return result(c, "not evaluable", "fewer than two cells with values")
-        desc = ", ".join(f"{cell.label} {m:.3f}" for cell, m, _, _ in pts)
-        best = min(pts, key=lambda p: p[1])
+        pts, desc, best = got_points
         over, want = c.over, c.expect
         got = best[0].params.get(over)
         held = got is not None and want is not None and float(got) == float(want)

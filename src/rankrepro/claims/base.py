@@ -195,3 +195,12 @@ def final_points(claim: Claim, ctx: Context, cells: list) -> list[tuple[Any, flo
             r = v.iloc[-1]
             pts.append((cell, float(r["mean"]), float(r["low"]), float(r["high"])))
     return pts
+
+
+def compared_points(claim: Claim, ctx: Context):
+    """The lhs cells' final points, their one-line description and the lowest point; None
+    when fewer than two cells have a value (the claim is then not evaluable)."""
+    pts = final_points(claim, ctx, ctx.cells(claim.lhs))
+    if len(pts) < 2:
+        return None
+    return pts, ", ".join(f"{cell.label} {m:.3f}" for cell, m, _, _ in pts), min(pts, key=lambda p: p[1])

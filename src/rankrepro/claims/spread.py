@@ -3,7 +3,7 @@ worst one's."""
 
 from __future__ import annotations
 
-from .base import ClaimKind, final_points, result
+from .base import ClaimKind, compared_points, result
 
 
 def at_least_two(claim, lhs, chk) -> None:
@@ -18,11 +18,10 @@ class Spread(ClaimKind):
         at_least_two(claim, lhs, chk)
 
     def evaluate(self, c, ctx):
-        pts = final_points(c, ctx, ctx.cells(c.lhs))
-        if len(pts) < 2:
+        got_points = compared_points(c, ctx)
+        if got_points is None:
             return result(c, "not evaluable", "fewer than two cells with values")
-        desc = ", ".join(f"{cell.label} {m:.3f}" for cell, m, _, _ in pts)
-        best = min(pts, key=lambda p: p[1])
+        pts, desc, best = got_points
         worst = max(pts, key=lambda p: p[1])
         held = best[3] < worst[2]  # the best's interval lies entirely below the worst's
         return result(c, "held" if held else "not held",
