@@ -2,24 +2,68 @@
 (``experiment.protocol``) to protocol objects (:class:`~rankrepro.protocols.base.Protocol`):
 each owns its learners, the spec of a trial and the trial itself (``protocol(spec)`` returns
 ``[(metric, round, value)]``), its validation and its size text.  Adding a protocol: one
-module defining the object, and one line here (docs/configs.md, "Adding a protocol")."""
+module defining the object, and one line in ``PROTOCOLS`` below (docs/protocols.md).
 
-from . import coactive, gp, letor, online, ranked_list
+A protocol's module is imported when the protocol is first asked for, so a job loads only
+its own protocol and learners (the GP models' SciPy, the LETOR rankers, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping
+from importlib import import_module
+from typing import Iterator
+
 from .base import Protocol, Spec
-from .coactive import coactive_movies_trial, coactive_ranking_trial
-from .gp import gp_trial
-from .letor import letor_trial
-from .online import online_trial
-from .ranked_list import ranked_list_trial
 
-PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
-    online.PROTOCOL,
-    letor.PROTOCOL,
-    ranked_list.PROTOCOL,
-    coactive.MOVIES,
-    coactive.RANKING,
-    gp.PROTOCOL,
-)}
 
-__all__ = ["PROTOCOLS", "Protocol", "Spec", "coactive_movies_trial", "coactive_ranking_trial", "gp_trial",
-           "letor_trial", "online_trial", "ranked_list_trial"]
+class _Registry(MutableMapping):
+    """name -> protocol object; each entry is "module:attribute" until first used."""
+
+    def __init__(self, where: dict[str, str]):
+        self._where = dict(where)
+        self._loaded: dict[str, Protocol] = {}
+
+    def __getitem__(self, name: str) -> Protocol:
+        if name not in self._loaded:
+            module, attr = self._where[name].split(":")
+            self._loaded[name] = getattr(import_module(f"{__name__}.{module}"), attr)
+        return self._loaded[name]
+
+    def __setitem__(self, name: str, protocol: Protocol) -> None:
+        self._where[name] = ""
+        self._loaded[name] = protocol
+
+    def __delitem__(self, name: str) -> None:
+        del self._where[name]
+        self._loaded.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._where
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._where)
+
+    def __len__(self) -> int:
+        return len(self._where)
+
+
+PROTOCOLS: MutableMapping[str, Protocol] = _Registry({
+    "online": "online:PROTOCOL",
+    "letor": "letor:PROTOCOL",
+    "ranked_list": "ranked_list:PROTOCOL",
+    "coactive_movies": "coactive:MOVIES",
+    "coactive_ranking": "coactive:RANKING",
+    "collab_gp": "gp:PROTOCOL",
+})
+
+_TRIALS = {"online_trial": "online", "letor_trial": "letor", "ranked_list_trial": "ranked_list",
+           "coactive_movies_trial": "coactive", "coactive_ranking_trial": "coactive", "gp_trial": "gp"}
+
+
+def __getattr__(name: str):
+    if name in _TRIALS:
+        return getattr(import_module(f"{__name__}.{_TRIALS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["PROTOCOLS", "Protocol", "Spec", *_TRIALS]
