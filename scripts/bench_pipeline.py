@@ -54,9 +54,22 @@ def run(scale: str, cores: int, keep: bool) -> dict:
         per_paper[j["experiment"].split("/")[0]] += j["cpu_s"] / 60
     startup = [j["startup_s"] for j in jobs if j["startup_s"] is not None]
     slow = sorted(cells, key=lambda j: -j["work_s"])[:10]
+    # how busy the cores were: the jobs' time (start-up and work) over wall time x cores, and
+    # the serial tail, from the last moment `cores` jobs ran at once to the end
+    busy = sum((j["startup_s"] or 0.0) + j["work_s"] for j in jobs) / (wall * cores)
+    tail = None
+    if all("end" in j for j in jobs):
+        ev = sorted([(j["end"] - j["work_s"] - (j["startup_s"] or 0.0), 1) for j in jobs] +
+                    [(j["end"], -1) for j in jobs])
+        running, full_until = 0, ev[0][0]
+        for t, d in ev:
+            if running >= cores:
+                full_until = t
+            running += d
+        tail = ev[-1][0] - full_until
     return {"scale": scale, "cores": cores, "wall_s": wall, "jobs": len(jobs), "cell_jobs": len(cells),
             "core_minutes": dict(sorted(per_paper.items())), "startup_median_s": statistics.median(startup),
-            "startup_total_min": sum(startup) / 60,
+            "startup_total_min": sum(startup) / 60, "busy": busy, "tail_s": tail,
             "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow]}
 
 
@@ -65,7 +78,9 @@ def markdown(r: dict) -> str:
              f"(`python scripts/bench_pipeline.py --scale {r['scale']} --cores {r['cores']}`): "
              f"wall time **{r['wall_s'] / 60:.1f} min**, {r['jobs']} jobs ({r['cell_jobs']} running trials); "
              f"per-job overhead (process start to start of work) median **{r['startup_median_s']:.2f} s**, "
-             f"{r['startup_total_min']:.1f} core-minutes in all.", "",
+             f"{r['startup_total_min']:.1f} core-minutes in all; cores busy {100 * r['busy']:.0f}% of the wall time"
+             + (f", serial tail (fewer jobs than cores until the end) {r['tail_s'] / 60:.1f} min." if r["tail_s"]
+                is not None else "."), "",
              "| paper | trial core-minutes |", "|---|---|"]
     lines += [f"| {p} | {m:.1f} |" for p, m in r["core_minutes"].items()]
     lines += [f"| all | {sum(r['core_minutes'].values()):.1f} |", "", "Slowest cell jobs:", "",
