@@ -3,7 +3,7 @@ from rankrepro.timing import job_timer
 from rankrepro.pipeline.jobs import job_run_all_cells
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
-with job_timer("run_all_cells", sm.params.experiment, None):
+with job_timer("run_all_cells", sm.params.experiment, None, sm.threads):
     job_run_all_cells(sm.params.experiment, sm.params.scale, sm.params.config_dir, sm.output[0], threads=sm.threads,
                       log=sm.log[0], data=list(sm.input.data), backend=str(sm.config.get("backend", "loky")),
                       scheduler=sm.config.get("dask_scheduler"))

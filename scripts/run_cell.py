@@ -3,7 +3,7 @@ from rankrepro.timing import job_timer
 from rankrepro.pipeline.jobs import job_run_cell
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
-with job_timer("run_cell", sm.params.experiment, sm.params.cell):
+with job_timer("run_cell", sm.params.experiment, sm.params.cell, sm.threads):
     job_run_cell(sm.params.experiment, sm.params.cell, sm.params.scale, sm.params.config_dir, sm.output[0],
                  threads=sm.threads, log=sm.log[0], data=list(sm.input.data),
                  backend=str(sm.config.get("backend", "loky")), scheduler=sm.config.get("dask_scheduler"),

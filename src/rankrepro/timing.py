@@ -4,8 +4,9 @@ When ``RANKREPRO_JOB_TIMES`` names a file, every job run through :func:`job_time
 one JSON line: the rule, the experiment and cell, ``startup_s`` (from the start of the job's
 Python process -- interpreter, Snakemake's script preamble, imports -- to the start of its
 work: the per-job overhead), ``work_s`` (wall time of the work) and ``cpu_s`` (CPU time of
-the process and its finished children, i.e. the job's core-seconds) and ``end`` (the
-wall-clock time it finished, for the timeline).  Otherwise it costs
+the process and its reaped children: loky's reused trial workers are not counted), ``threads``
+(the cores Snakemake gave the job: its core-seconds are about ``threads * work_s``) and ``end``
+(the wall-clock time it finished, for the timeline).  Otherwise it costs
 nothing.  A leaf module: it imports nothing from the package.
 """
 
@@ -36,7 +37,7 @@ def _cpu() -> float:
 
 
 @contextlib.contextmanager
-def job_timer(rule: str, experiment: str | None = None, cell: str | None = None):
+def job_timer(rule: str, experiment: str | None = None, cell: str | None = None, threads: int = 1):
     path = os.environ.get("RANKREPRO_JOB_TIMES")
     if not path:
         yield
@@ -45,6 +46,6 @@ def job_timer(rule: str, experiment: str | None = None, cell: str | None = None)
     t0 = time.perf_counter()
     yield
     rec = {"rule": rule, "experiment": experiment, "cell": cell, "startup_s": startup,
-           "work_s": time.perf_counter() - t0, "cpu_s": _cpu(), "end": time.time()}
+           "work_s": time.perf_counter() - t0, "cpu_s": _cpu(), "threads": int(threads), "end": time.time()}
     with open(path, "a") as f:  # one short line per job: appends from parallel jobs do not interleave
         f.write(json.dumps(rec) + "\n")
