@@ -51,8 +51,10 @@ def run(scale: str, cores: int, keep: bool) -> dict:
     cells = [j for j in jobs if j["rule"] in ("run_cell", "run_all_cells")]
     per_paper = defaultdict(float)
     for j in cells:
-        # the cores the job held while it worked (CPU time misses loky's reused workers)
-        per_paper[j["experiment"].split("/")[0]] += j.get("threads", 1) * j["work_s"] / 60
+        # CPU time for a one-core job; for a job with more cores, the cores it held while it
+        # worked (its CPU time would miss loky's reused trial workers)
+        th = j.get("threads", 1)
+        per_paper[j["experiment"].split("/")[0]] += (j["cpu_s"] if th == 1 else th * j["work_s"]) / 60
     startup = [j["startup_s"] for j in jobs if j["startup_s"] is not None]
     slow = sorted(cells, key=lambda j: -j["work_s"])[:10]
     # how busy the cores were: the jobs' time (start-up and work) over wall time x cores, and
@@ -82,7 +84,7 @@ def markdown(r: dict) -> str:
              f"{r['startup_total_min']:.1f} core-minutes in all; cores busy {100 * r['busy']:.0f}% of the wall time"
              + (f", serial tail (fewer jobs than cores until the end) {r['tail_s'] / 60:.1f} min." if r["tail_s"]
                 is not None else "."), "",
-             "| paper | trial core-minutes (cores held x wall time of the cell jobs) |", "|---|---|"]
+             "| paper | trial core-minutes |", "|---|---|"]
     lines += [f"| {p} | {m:.1f} |" for p, m in r["core_minutes"].items()]
     lines += [f"| all | {sum(r['core_minutes'].values()):.1f} |", "", "Slowest cell jobs:", "",
               "| experiment | cell | wall s |", "|---|---|---|"]
