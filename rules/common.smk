@@ -11,7 +11,7 @@ from rankrepro.data.status import data_status
 from rankrepro.pipeline.catalog import load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint
-from rankrepro.pipeline.jobs import BACKENDS
+from rankrepro.pipeline.jobs import BACKENDS, DEFAULT_BACKEND
 
 SCALE = str(config.get("scale", "paper"))
 CONFIG_DIR = str(Path(workflow.basedir) / "config")
@@ -27,7 +27,7 @@ for _exp in CATALOG.values():
 BATCH = str(config.get("batch_cells", False)).lower() in ("1", "true", "yes")
 # runtime option: where a job's trials run (joblib backend; "dask" with dask_scheduler=<address>
 # uses a running dask.distributed cluster).  Read by the job scripts; checked here, before any job.
-BACKEND = str(config.get("backend", "loky"))
+BACKEND = str(config.get("backend", DEFAULT_BACKEND))
 if BACKEND not in BACKENDS:
     raise WorkflowError(f"config key 'backend': unknown trial backend {BACKEND!r} (known: {', '.join(BACKENDS)})")
 # runtime option: may home pages be tried for data sets neither verified in data/raw nor in the

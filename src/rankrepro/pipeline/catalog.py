@@ -709,7 +709,7 @@ def _data_capacity(cfg: DictConfig) -> tuple[int | None, str]:
     d = cfg.dataset
     params = OmegaConf.to_container(d.params)
     if d.builder == "cf_people":
-        first = params.get("first", 300)
+        first = _builder_param(d.builder, params, "first")
         return (int(first), f"dataset.params.first = {first}: the items of the target person") \
             if _is_number(first) else (None, "")
     if d.source is None or d.builder not in ("cf_judges", "cf_viewer_stream"):
@@ -765,26 +765,35 @@ def _validate_dataset(name: str, cfg: DictConfig) -> None:
                      f"{e.n_train} training examples exceed what the data give ({why})")
             _require(name, "experiment.n_test", e.n_train + e.n_test <= cap,
                      f"n_train + n_test = {e.n_train + e.n_test} exceeds what the data give ({why})")
+    get = lambda k: _builder_param(d.builder, params, k)  # noqa: E731 - the value the builder will use
     if d.builder == "synthetic_hgo":
-        sd = params.get("noise_sd", 0.125)
+        sd = get("noise_sd")
         _require(name, "dataset.params.noise_sd", _finite(sd) and sd >= 0, f"must be a number >= 0, got {sd!r}")
-        sc = params.get("scale", 10.0)
+        sc = get("scale")
         _require(name, "dataset.params.scale", _finite(sc) and sc > 0, f"must be a number > 0, got {sc!r}")
-        th = params.get("thresholds", [-1.0, -0.1, 0.25, 1.0])
+        th = list(get("thresholds"))
         _require(name, "dataset.params.thresholds", len(th) >= 1 and all(b > a for a, b in zip(th, th[1:])),
                  f"must be a non-empty, strictly increasing list, got {th}")
         _require(name, "dataset.n_ranks", d.n_ranks == len(th) + 1,
                  f"{d.n_ranks} ranks, but {len(th)} thresholds make {len(th) + 1}")
     if d.builder == "cf_judges":
-        mj = params.get("min_judged", 2)
+        mj = get("min_judged")
         _require(name, "dataset.params.min_judged", 2 <= mj <= 4,
                  f"must lie in 2..4 (a target judge and at least one other of the 4), got {mj}")
         from ..data.cf import INSTANCE_VALUES
 
-        iv = params.get("instance_values", "rank")
+        iv = get("instance_values")
         _require(name, "dataset.params.instance_values", iv in INSTANCE_VALUES,
                  f"'{iv}' must be one of {INSTANCE_VALUES}")
         _require(name, "dataset.n_ranks", d.n_ranks == 3, f"the judges' scores 0-2 make 3 ranks, got {d.n_ranks}")
+
+
+def _builder_param(builder: str, params: dict[str, Any], key: str) -> Any:
+    """A builder parameter as the builder will get it: the config's value, else the default
+    of the builder's signature (defaults are stated there only)."""
+    from ..data.builders import BUILDERS
+
+    return params[key] if key in params else inspect.signature(BUILDERS[builder]).parameters[key].default
 
 
 def _check_declared_params(name: str, builder: str, params: dict[str, Any]) -> None:

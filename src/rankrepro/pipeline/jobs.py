@@ -34,6 +34,8 @@ def _logger(log_path: str | None) -> Callable[[str], None]:
 
 
 BACKENDS = ("loky", "threading", "multiprocessing", "dask")
+#: the trial backend when the workflow's config key 'backend' is not given
+DEFAULT_BACKEND = "loky"
 
 
 @contextlib.contextmanager
@@ -62,7 +64,7 @@ def trial_backend(backend: str, threads: int, scheduler: str | None = None, log:
 
 
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
-                 log: str | None = None, data: list[str] | None = None, backend: str = "loky",
+                 log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
                  scheduler: str | None = None, fingerprint: str | None = None) -> None:
     # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
@@ -82,7 +84,7 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
 
 
 def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str, threads: int = 1,
-                      log: str | None = None, data: list[str] | None = None, backend: str = "loky",
+                      log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
                       scheduler: str | None = None) -> None:
     """Every cell of one artefact in one process (the ``batch_cells`` option)."""
     import pandas as pd
