@@ -105,13 +105,13 @@ def _fields(cls: type) -> dict[str, tuple[Any, Any]]:
 # code defaults: estimators and data-set builders
 # -------------------------------------------------------------------------------------
 def _estimator_classes() -> dict[str, type]:
-    from ..algorithms import REGISTRY
+    from ..algorithms import ONLINE
     from ..algorithms.coactive import COACTIVE
     from ..algorithms.gp import GP
     from ..algorithms.rankers import LISTS, RANKERS
 
     out: dict[str, type] = {}
-    for fam in (REGISTRY, RANKERS, LISTS, COACTIVE, GP):
+    for fam in (ONLINE, RANKERS, LISTS, COACTIVE, GP):
         out.update(fam)
     return out
 
