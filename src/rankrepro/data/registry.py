@@ -250,3 +250,15 @@ def get(name: str) -> DatasetEntry:
         return DATASETS[name]
     except KeyError:
         raise KeyError(f"unknown data set '{name}' (known: {', '.join(sorted(DATASETS))})") from None
+
+
+def substitute_label(used: str, original: str, description: str | None = None) -> str:
+    """What a substitute artefact ran on, named by the data actually used (the registry's
+    title), then the data set it stands in for; ``description`` (the config's, which describes
+    the paper's data and protocol) last, when given."""
+
+    def title(k):
+        return f"{DATASETS[k].title} ({k})" if k in DATASETS else str(k)
+
+    return (f"SUBSTITUTE {title(used)} in place of {title(original)}"
+            + (f"; the paper's data and protocol: {description}" if description else ""))

@@ -12,6 +12,7 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from .. import provenance
+from ..data.registry import substitute_label
 from ..metrics import METRICS
 from ..io import atomic_write, dumps
 from ..pipeline.catalog import Experiment, config_fingerprint
@@ -27,19 +28,6 @@ def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
         except Exception as e:  # a truncated or foreign file: name it
             raise RuntimeError(f"cannot read cell results {p}: {e}") from e
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def substitute_label(used: str, original: str, description: str | None) -> str:
-    """What a substitute artefact ran on, named by the data actually used (the registry's
-    title), then what the paper used, in the config's words (its description is the paper's
-    data and protocol)."""
-    from ..data.registry import DATASETS
-
-    def title(k):
-        return f"{DATASETS[k].title} ({k})" if k in DATASETS else str(k)
-
-    return (f"SUBSTITUTE {title(used)} in place of {title(original)}"
-            + (f"; the paper's data and protocol: {description}" if description else ""))
 
 
 def dataset_label(exp: Experiment) -> str:

@@ -94,12 +94,9 @@ def data_used_label(ds: dict) -> str:
     description is the original's)."""
     if ds.get("original", True) or not ds.get("used"):
         return ds.get("label") or ds.get("name") or ""
-    from ..data.registry import DATASETS
+    from ..data.registry import substitute_label
 
-    used, orig = ds["used"], ds.get("substitute_for") or ds.get("source") or ""
-    u = DATASETS[used].title if used in DATASETS else used
-    o = DATASETS[orig].title if orig in DATASETS else orig
-    return f"SUBSTITUTE {u} ({used}) in place of {o} ({orig})"
+    return substitute_label(ds["used"], ds.get("substitute_for") or ds.get("source") or "")
 
 
 def _diag(d: dict | None) -> str:
