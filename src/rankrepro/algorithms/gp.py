@@ -48,14 +48,18 @@ LOG_2PI = float(np.log(2 * np.pi))
 def chol(A: np.ndarray, max_tries: int = 8) -> np.ndarray:
     """Lower Cholesky factor of the symmetric matrix A, adding jitter 1e-10, 1e-8, ... times
     its mean diagonal until it succeeds."""
-    A = 0.5 * (A + A.T)
-    scale = float(np.mean(np.diag(A))) if A.size else 1.0
-    scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+    A = A + A.T
+    A *= 0.5
+    # the first try adds 0 * I, i.e. +0.0 to every entry (which turns any -0.0 into +0.0):
+    # done in place, without building the identity
+    A += 0.0
     jitter = 0.0
     for k in range(max_tries):
         try:
-            return linalg.cholesky(A + jitter * np.eye(A.shape[0]), lower=True, check_finite=True)
+            return linalg.cholesky(A if k == 0 else A + jitter * np.eye(A.shape[0]), lower=True, check_finite=True)
         except linalg.LinAlgError:
+            scale = float(np.mean(np.diag(A))) if A.size else 1.0
+            scale = scale if np.isfinite(scale) and scale > 0 else 1.0
             jitter = scale * 10.0 ** (-10 + 2 * k)
     raise linalg.LinAlgError(f"matrix not positive definite even with jitter {jitter:g}")
 
@@ -185,12 +189,14 @@ def _factor(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
     return st, L, V, nu - tau * h
 
 
-def site_posterior(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray) -> SitePosterior:
+def site_posterior(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray, factor=None) -> SitePosterior:
+    """``factor``: :func:`_factor` of the same arguments when already computed (EP's last
+    sweep), else computed here."""
     n = tau.size
     if n == 0:
         z = np.zeros(0)
         return SitePosterior(z, np.zeros((0, 0)), z, z, 0.0, 0.0)
-    st, L, V, nup = _factor(K, h, tau, nu)
+    st, L, V, nup = _factor(K, h, tau, nu) if factor is None else factor
     Knup = K @ nup
     a = nup - st * linalg.cho_solve((L, True), st * Knup, check_finite=False)
     post_mean = h + K @ a
@@ -217,12 +223,14 @@ class EPResult:
     converged: bool
 
 
-def _marginals(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Posterior means and variances on J only (what an EP sweep needs)."""
-    _, _, V, nup = _factor(K, h, tau, nu)
+def _marginals(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
+    """Posterior means and variances on J only (what an EP sweep needs), and the factor they
+    came from (:func:`site_posterior` reuses it when the sites did not move since)."""
+    factor = _factor(K, h, tau, nu)
+    _, _, V, nup = factor
     mean = h + K @ nup - V.T @ (V @ nup)
     var = np.diag(K) - np.einsum("ij,ij->j", V, V)
-    return mean, np.maximum(var, 1e-300)
+    return mean, np.maximum(var, 1e-300), factor
 
 
 def cavity(post: SitePosterior, tau: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -257,8 +265,9 @@ def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma
     converged = False
     sweeps = 0
     last_change = np.inf
+    factor = None  # the factor of the current tau, nu (None once they moved)
     for sweeps in range(1, max_sweeps + 1):
-        pm, pv = _marginals(K, h, tau, nu)
+        pm, pv, factor = _marginals(K, h, tau, nu)
         cv = 1.0 / np.maximum(1.0 / pv - tau, 1e-300)
         cm = cv * (pm / pv - nu)
         _, alpha, nuh = ordinal_moments(cm, cv, lo, hi, sigma)
@@ -274,7 +283,9 @@ def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma
             damping = max(damping / 2, 0.05)
         last_change = change
         tau, nu = tau + damping * dt, nu + damping * dn
-    post = site_posterior(K, h, tau, nu)
+        factor = None
+    # converged: the sites have not moved since the last sweep's factor, which is reused
+    post = site_posterior(K, h, tau, nu, factor if n else None)
     cm, cv = cavity(post, tau, nu)
     logzhat, _, _ = ordinal_moments(cm, cv, lo, hi, sigma)
     return EPResult(tau, nu, post, cm, cv, ep_log_z(post, tau, nu, h, cm, cv, logzhat), sweeps, converged)
