@@ -323,3 +323,41 @@ def test_collab_gp_task_and_kernel_options(tmp_path, monkeypatch):
     with pytest.raises(ValueError, match="task_min_ratings"):
         cg.collab_gp(data_path="x", min_item=1, min_user=1, n_tasks=10, tasks="random", task_min_ratings=10 ** 6)
     cg.collab_gp.cache_clear()
+
+
+def test_collab_gp_data_is_kept_beside_the_data_bit_for_bit(tmp_path):
+    """The kernel and targets are built once and read back by later jobs: what is read back
+    equals a fresh build array for array, bit for bit; each parameter set has its own file;
+    newer data rebuild it."""
+    import os
+
+    from rankrepro.data import collab_gp as cg
+
+    rng = np.random.default_rng(8)
+    n_u, n_i = 50, 30
+    user, item = np.repeat(np.arange(n_u), n_i), np.tile(np.arange(n_i), n_u)
+    keep = rng.random(user.size) < 0.6
+    p = tmp_path / "ratings" / "data.npz"
+    p.parent.mkdir()
+    np.savez(p, user=user[keep], item=item[keep], score=rng.integers(1, 6, keep.sum()).astype(float),
+             scale=np.arange(1, 6))
+    kw = dict(data_path=str(p), min_item=1, min_user=1, n_tasks=8)
+    fresh = cg._build(str(p), **{**dict(tasks="most", task_min_ratings=100, task_seed=0, kernel="cosine"),
+                                 **{k: v for k, v in kw.items() if k != "data_path"}})
+    cg.collab_gp.cache_clear()
+    first = cg.collab_gp(**kw)
+    kept = sorted(p.parent.glob("collab_gp-*.npz"))
+    assert len(kept) == 1
+    cg.collab_gp.cache_clear()
+    again = cg.collab_gp(**kw)
+    for d in (first, again):
+        assert d.K.tobytes() == fresh["K"].tobytes() and d.Y.tobytes() == fresh["Y"].tobytes()
+        assert (d.n_ranks, d.n_users, d.n_ratings) == tuple(int(v) for v in fresh["counts"])
+    cg.collab_gp(**kw, kernel="zscore")
+    assert len(list(p.parent.glob("collab_gp-*.npz"))) == 2
+    old = kept[0].stat().st_mtime
+    os.utime(p, (old + 10, old + 10))
+    cg.collab_gp.cache_clear()
+    cg.collab_gp(**kw)
+    assert kept[0].stat().st_mtime > old
+    cg.collab_gp.cache_clear()

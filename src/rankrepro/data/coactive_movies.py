@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .preprocess import load_cached
+from .preprocess import derived_arrays, load_cached
 
 
 def _groups(idx: np.ndarray, n: int) -> list[np.ndarray]:
@@ -65,49 +65,37 @@ _SETUP_VERSION = 1
 
 
 def setup_cache_path(data_path: str, split_seed: int, dims: tuple, regs: tuple, sweeps: int) -> Path:
-    key = json.dumps([_SETUP_VERSION, int(split_seed), list(dims), list(regs), int(sweeps)])
+    """Where :func:`movie_setup` keeps the setup (:func:`~rankrepro.data.preprocess.derived_arrays`)."""
+    key = json.dumps(_setup_key(split_seed, dims, regs, sweeps))
     return Path(data_path).with_name(f"coactive_setup-{hashlib.sha256(key.encode()).hexdigest()[:12]}.npz")
 
 
-def _save(setup: MovieSetup, path: Path) -> None:
-    from ..io import atomic_write
+def _setup_key(split_seed: int, dims: tuple, regs: tuple, sweeps: int) -> list:
+    return [_SETUP_VERSION, int(split_seed), list(dims), list(regs), int(sweeps)]
 
+
+def _to_arrays(setup: MovieSetup) -> dict[str, np.ndarray]:
     sizes = np.array([m.size for m, _ in setup.ratings], dtype=np.int64)
     movies = np.concatenate([m for m, _ in setup.ratings]) if setup.ratings else np.zeros(0, np.int64)
     scores = np.concatenate([r for _, r in setup.ratings]) if setup.ratings else np.zeros(0)
-
-    def write(tmp: str) -> None:
-        with open(tmp, "wb") as f:
-            np.savez(f, M=setup.M, W_star=setup.W_star, sizes=sizes, movies=movies, scores=scores,
-                     meta=np.array([setup.dim, setup.reg, setup.holdout_rmse]))
-
-    atomic_write(path, write)
+    return dict(M=setup.M, W_star=setup.W_star, sizes=sizes, movies=movies, scores=scores,
+                meta=np.array([setup.dim, setup.reg, setup.holdout_rmse]))
 
 
-def _load(path: Path) -> MovieSetup:
-    with np.load(path) as z:
-        bounds = np.concatenate([[0], np.cumsum(z["sizes"])])
-        movies, scores = z["movies"], z["scores"]
-        ratings = [(movies[a:b], scores[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-        dim, reg, rmse = z["meta"]
-        return MovieSetup(z["M"], z["W_star"], ratings, int(dim), float(reg), float(rmse))
+def _from_arrays(z: dict[str, np.ndarray]) -> MovieSetup:
+    bounds = np.concatenate([[0], np.cumsum(z["sizes"])])
+    movies, scores = z["movies"], z["scores"]
+    ratings = [(movies[a:b], scores[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    dim, reg, rmse = z["meta"]
+    return MovieSetup(z["M"], z["W_star"], ratings, int(dim), float(reg), float(rmse))
 
 
 @functools.lru_cache(maxsize=4)
 def movie_setup(data_path: str, split_seed: int, dims: tuple = (5, 10, 20), regs: tuple = (0.1, 1.0, 10.0),
                 sweeps: int = 8) -> MovieSetup:
-    cache = setup_cache_path(data_path, split_seed, dims, regs, sweeps)
-    try:
-        if cache.is_file() and cache.stat().st_mtime >= Path(data_path).stat().st_mtime:
-            return _load(cache)
-    except (OSError, ValueError, KeyError):
-        pass  # unreadable: computed again below
-    setup = compute_movie_setup(data_path, split_seed, dims, regs, sweeps)
-    try:
-        _save(setup, cache)
-    except OSError:
-        pass  # a read-only data folder: the setup is simply not kept
-    return setup
+    return _from_arrays(derived_arrays(
+        data_path, "coactive_setup", _setup_key(split_seed, dims, regs, sweeps),
+        lambda: _to_arrays(compute_movie_setup(data_path, split_seed, dims, regs, sweeps))))
 
 
 def compute_movie_setup(data_path: str, split_seed: int, dims: tuple = (5, 10, 20), regs: tuple = (0.1, 1.0, 10.0),

@@ -185,3 +185,33 @@ def load(name: str, paths: Paths | None = None, path: str | os.PathLike | None =
 def load_cached(path: str) -> dict[str, np.ndarray]:
     """:func:`load` by path, kept for the life of the process (trials of one job share it)."""
     return load("", path=path)
+
+
+def derived_arrays(data_path: str, stem: str, key: list, compute: Callable[[], dict[str, np.ndarray]]
+                   ) -> dict[str, np.ndarray]:
+    """Arrays computed from the processed data at ``data_path`` that every job of an
+    experiment needs alike (a kernel, a fitted embedding): computed once and kept beside the
+    data as ``<stem>-<hash of key>.npz``, read back bit for bit by later jobs.  Rebuilt when
+    the data are newer or the file cannot be read; not kept when the folder is read-only.
+    ``key`` (JSON-serialisable) must name everything the arrays depend on, a version first."""
+    import hashlib
+
+    if not Path(data_path).is_file():  # no data file to keep it beside (a test's stand-in)
+        return compute()
+    path = Path(data_path).with_name(f"{stem}-{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:12]}.npz")
+    try:
+        if path.is_file() and path.stat().st_mtime >= Path(data_path).stat().st_mtime:
+            with np.load(path, allow_pickle=False) as z:
+                return {k: z[k] for k in z.files}
+    except (OSError, ValueError, KeyError):
+        pass  # unreadable: computed again below
+    arrays = compute()
+
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+    try:
+        atomic_write(path, write)
+    except OSError:
+        pass
+    return arrays
