@@ -10,7 +10,7 @@ from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
 from rankrepro.pipeline.catalog import load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
-from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint
+from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint, reused_trials
 from rankrepro.pipeline.jobs import BACKENDS, DEFAULT_BACKEND
 
 SCALE = str(config.get("scale", "paper"))
@@ -97,6 +97,13 @@ def cell_files(wildcards):
 def cell_data(wildcards):
     used = DATA_STATUS[f"{wildcards.paper}/{wildcards.artefact}"].used
     return [processed(used)] if used else []
+
+
+def cell_reuse(wildcards):
+    """The main cell's results, for a sensitivity cell that only runs more trials."""
+    exp = experiment_of(wildcards)
+    hit = reused_trials(exp, exp.cell(wildcards.cell))
+    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{hit[0]}.parquet")] if hit else []
 
 
 

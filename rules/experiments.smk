@@ -4,6 +4,8 @@
 rule run_cell:
     input:
         data=cell_data,
+        # a sensitivity cell that only adds trials takes its main cell's (pipeline.catalog.reused_trials)
+        reuse=cell_reuse,
     output:
         cells=out("results/{paper}/{artefact}/cells/{cell}.parquet"),
         # what the cell was computed from; the workflow compares it at start (pipeline/freshness.py)

@@ -198,3 +198,43 @@ def test_committed_disagreements_are_diagnosed(path):
     assert not undiagnosed, f"{rec['name']}: undiagnosed disagreements {undiagnosed}"
     if not rec["dataset"]["original"]:
         assert {t["verdict"] for t in rec["table"]} <= {None, "reference", "no result"}
+
+
+def test_a_cell_that_only_adds_trials_reuses_the_main_cells_bit_for_bit(table1):
+    """A sensitivity value that only raises the number of trials (Yu et al.'s draws=10) takes
+    the main cell's trials as they are and runs the others: the result equals running every
+    trial, bit for bit.  Any other difference, or a frame that is not the main cell's trials,
+    is refused; protocols whose trials depend on their number never reuse."""
+    from rankrepro.pipeline.catalog import reused_trials
+
+    base = table1.cell("oap_bagg-tau0.6")  # seeded by the algorithm seed too
+    main, more = copy.copy(table1), copy.copy(table1)
+    main.n_trials, more.n_trials = 2, 3
+    main.variants = {**table1.variants, ("draws", "3"): more}
+    sid = sensitivity_cell_id(base.id, "draws", "3")
+    main.sensitivity_cells = [Cell(sid, base.algorithm, base.estimator, base.label, base.params, base.swept,
+                                   base=base.id, choice="draws", value="3")]
+    assert reused_trials(main, main.cell(sid)) == (base.id, 2)
+    assert reused_trials(main, base) is None
+    first = run_cell(main, base.id)
+    whole = run_cell(main, sid)
+    extended = run_cell(main, sid, reuse=first)
+    assert sorted(set(extended["trial"])) == [0, 1, 2] and (extended["cell"] == sid).all()
+    pd.testing.assert_frame_equal(extended, whole, check_exact=True)
+    with pytest.raises(ValueError, match="not main cell"):
+        run_cell(main, sid, reuse=first[first["trial"] == 0])
+    other = "oap_vp-tau0.3~vote_output=rank"  # another setting: nothing to take over
+    assert reused_trials(table1, table1.cell(other)) is None
+    with pytest.raises(ValueError, match="more than the number of trials"):
+        run_cell(table1, other, reuse=first)
+
+
+def test_which_paper_cells_reuse_trials():
+    """At paper scale Yu et al.'s draws=10 cells extend their main cells (5 draws); the
+    other choices change the computation and reuse nothing."""
+    from rankrepro.pipeline.catalog import reused_trials
+
+    exp = load_experiment("yu2006/tables", "paper")
+    hits = {c.id: reused_trials(exp, c) for c in exp.sensitivity_cells}
+    assert {k for k, v in hits.items() if v} == {c.id for c in exp.sensitivity_cells if c.choice == "draws"}
+    assert hits["cgpor-n_items400~draws=10"] == ("cgpor-n_items400", 5)

@@ -201,6 +201,31 @@ class Experiment:
 def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
     """Hash of everything that determines a cell's numbers: editing any of it reruns the
     cell (Snakemake's params trigger), editing anything else does not."""
+    return hashlib.sha256(json.dumps(_fingerprint_payload(exp, cell), sort_keys=True, default=str).encode()
+                          ).hexdigest()[:16]
+
+
+def reused_trials(exp: Experiment, cell: Cell) -> tuple[str, int] | None:
+    """(main cell id, n) when sensitivity cell ``cell`` differs from its main cell in the
+    number of trials only, and runs more of them: its first n trials are then the main
+    cell's, bit for bit (same seeds, same settings; the protocol's trials must not depend on
+    how many there are, ``Protocol.trials_extend``), and only the others are computed.
+    None otherwise."""
+    if not cell.base:
+        return None
+    from ..protocols import PROTOCOLS
+
+    if not PROTOCOLS[exp.cfg.experiment.protocol].trials_extend:
+        return None
+    var, vc = exp.variant_of(cell)
+    if var.cfg.experiment.protocol != exp.cfg.experiment.protocol or var.n_trials <= exp.n_trials:
+        return None
+    a, b = _fingerprint_payload(var, vc), _fingerprint_payload(exp, exp.cell(cell.base))
+    a["n_trials"] = b["n_trials"]
+    return (cell.base, exp.n_trials) if a == b else None
+
+
+def _fingerprint_payload(exp: Experiment, cell: Cell) -> dict:
     e = exp.cfg.experiment
     payload = {
         "cell": cell.id, "estimator": cell.estimator, "params": cell.params, "protocol": e.protocol,
@@ -221,7 +246,8 @@ def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
             payload[fld] = value
         else:
             payload[group][fld] = value
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    # through JSON, as hashed: a comparison of two payloads sees what the hash sees
+    return json.loads(json.dumps(payload, sort_keys=True, default=str))
 
 
 def config_fingerprint(exp: Experiment) -> str:
@@ -267,9 +293,12 @@ def load_resolved(path: str | os.PathLike, name: str, scale: str,
     except Exception as e:
         raise _config_error(name, e) from None
     OmegaConf.set_struct(cfg, True)
-    exp = _validate(name, scale, cfg)
+    # the workflow wrote this file from an experiment it had checked in full: what a job
+    # needs is rebuilt (cells, sizes, variants), the checks of the report's parts (published
+    # values, claims, figure options: ~0.3 s with matplotlib's import) are not repeated
+    exp = _validate(name, scale, cfg, checked=True)
     if sensitivity:
-        _add_sensitivity(exp, only=sensitivity if isinstance(sensitivity, tuple) else None)
+        _add_sensitivity(exp, only=sensitivity if isinstance(sensitivity, tuple) else None, checked=True)
     return exp
 
 
@@ -320,7 +349,7 @@ def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
     return f"{base}~{choice}={value}"
 
 
-def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None) -> None:
+def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, checked: bool = False) -> None:
     """Validate the ``sensitivity`` block and the diagnoses, build one variant experiment
     per non-main value, and list the sensitivity cells: a main cell re-run under a value
     only where that value changes the cell's computation (its fingerprint)."""
@@ -361,7 +390,7 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None) -> No
                          + ", ".join(f"{k}={v}" for k, v in sets.items()) + ")")
                 continue
             try:
-                var = _validate(name, exp.scale, cfg)
+                var = _validate(name, exp.scale, cfg, checked=checked)
             except ConfigError as err:
                 raise ConfigError(name, f"{vkey} -> {err.key}", str(err).split(": ", 1)[-1]) from None
             main_ids = {c.id: c for c in exp.cells}
@@ -552,7 +581,10 @@ def _require(name: str, key: str, ok: bool, message: str) -> None:
         raise ConfigError(name, key, message)
 
 
-def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
+def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> Experiment:
+    """Check the composed config and expand its cells.  ``checked``: the config was checked
+    in full before (a resolved file the workflow wrote): only what builds the experiment runs,
+    not the checks of published values, claims, significance and figure options."""
     from ..metrics import METRICS
     from ..protocols import PROTOCOLS
     from ..data.builders import BUILDERS, INJECTED
@@ -643,6 +675,15 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
             _require(name, f"algorithms.{key}", cid not in {c.id for c in cells}, f"duplicate cell id '{cid}'")
             cells.append(Cell(cid, key, a.estimator, label, params, swept))
 
+    cap = lambda v, m: v if m is None else min(v, m)  # noqa: E731
+    built = Experiment(
+        name=name, scale=scale, cfg=cfg, cells=cells,
+        n_trials=cap(e.n_trials, s.max_trials), n_train=cap(e.n_train, s.max_train),
+        n_test=cap(e.n_test, s.max_test), curve_points=s.curve_points or e.curve_points, max_steps=s.max_steps,
+        max_users=s.max_users,
+    )
+    if checked:
+        return built
     metrics = set(e.metrics)
     for i, p in enumerate(e.published):
         _require(name, f"experiment.published[{i}].metric", p.metric in metrics,
@@ -669,13 +710,7 @@ def _validate(name: str, scale: str, cfg: DictConfig) -> Experiment:
                 _check_selector(name, f"experiment.figure.panels[{i}].select[{j}]", OmegaConf.to_container(sel), cells)
 
     _validate_cross_fields(name, cfg, cells)
-    cap = lambda v, m: v if m is None else min(v, m)  # noqa: E731
-    return Experiment(
-        name=name, scale=scale, cfg=cfg, cells=cells,
-        n_trials=cap(e.n_trials, s.max_trials), n_train=cap(e.n_train, s.max_train),
-        n_test=cap(e.n_test, s.max_test), curve_points=s.curve_points or e.curve_points, max_steps=s.max_steps,
-        max_users=s.max_users,
-    )
+    return built
 
 
 # -------------------------------------------------------------------------------------

@@ -87,7 +87,8 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
             fp = root / fingerprint_path(prefix, exp, c.id)
             out = root / f"{prefix}results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet"
             if out.is_file() and fp.is_file() and fp.read_text() == fingerprint_text(exp, c.id, data_id):
-                _touch([out, fp], later)
+                # a sensitivity cell after the main cell it may take trials from (its input)
+                _touch([out, fp], later + (0.5 if c.base else 0.0))
                 counts["current"] += 1
             else:
                 fp.unlink(missing_ok=True)

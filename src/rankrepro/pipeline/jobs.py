@@ -65,7 +65,9 @@ def trial_backend(backend: str, threads: int, scheduler: str | None = None, log:
 
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
-                 scheduler: str | None = None, fingerprint: str | None = None) -> None:
+                 scheduler: str | None = None, fingerprint: str | None = None, reuse: str | None = None) -> None:
+    """``reuse``: the main cell's results, for a sensitivity cell that only adds trials
+    (:func:`~rankrepro.pipeline.catalog.reused_trials`)."""
     # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
@@ -73,9 +75,16 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     from ..protocols import PROTOCOLS
 
     size = PROTOCOLS[exp.cfg.experiment.protocol].size_text(exp)
-    logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else ""))
+    logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else "")
+           + (f"; the main cell's trials taken from {reuse}" if reuse else ""))
+    kept = None
+    if reuse:
+        import pandas as pd
+
+        kept = pd.read_parquet(reuse)
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
-        df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
+        df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None,
+                      reuse=kept)
     write_parquet(df, output)
     if fingerprint:  # last: a cell without it is recomputed
         from .freshness import write_fingerprint
@@ -92,10 +101,15 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
     logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job")
+    from .catalog import reused_trials
+
+    frames: dict[str, pd.DataFrame] = {}
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
-        frames = [run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None)
-                  for c in exp.all_cells]
-    write_parquet(pd.concat(frames, ignore_index=True), output)
+        for c in exp.all_cells:  # main cells first: a sensitivity cell may reuse its main cell's trials
+            hit = reused_trials(exp, c)
+            frames[c.id] = run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger,
+                                    data_path=data[0] if data else None, reuse=frames[hit[0]] if hit else None)
+    write_parquet(pd.concat(list(frames.values()), ignore_index=True), output)
 
 
 def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str], csv: str, md: str,

@@ -67,8 +67,12 @@ def default_data_path(exp: Experiment) -> str | None:
 
 def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[int] | None = None,
              backend: str = "loky", progress: Callable[[str], None] | None = None,
-             data_path: str | None = None) -> pd.DataFrame:
-    """All trials of one cell as a tidy frame (one row per trial, metric and round)."""
+             data_path: str | None = None, reuse: pd.DataFrame | None = None) -> pd.DataFrame:
+    """All trials of one cell as a tidy frame (one row per trial, metric and round).
+
+    ``reuse``: for a sensitivity cell that only runs more trials than its main cell
+    (:func:`~rankrepro.pipeline.catalog.reused_trials`), the main cell's frame: its trials
+    are taken as they are (bit for bit what they would be here) and only the others run."""
     cell = exp.cell(cell_id)
     if data_path is None:
         data_path = default_data_path(exp)
@@ -76,6 +80,10 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     # seeds (common random numbers): equal settings give bit-identical results
     run_exp, run_cell_ = exp.variant_of(cell)
     trials = list(range(run_exp.n_trials)) if trials is None else list(trials)
+    kept = None
+    if reuse is not None:
+        kept = _reusable(exp, cell, reuse)
+        trials = [t for t in trials if t not in set(kept["trial"])]
     protocol = run_exp.cfg.experiment.protocol
     specs = [(trial_spec(run_exp, run_cell_, t, data_path), t) for t in trials]
     t0 = time.perf_counter()
@@ -102,7 +110,27 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     records = [(exp.paper, exp.artefact, cell.id, cell.algorithm, params, t, m, r, v)
                for t in sorted(results) for (m, r, v) in results[t]]
     df = pd.DataFrame.from_records(records, columns=RESULT_COLUMNS)
+    if kept is not None:
+        kept = kept.assign(cell=cell.id, params=params)
+        df = pd.concat([kept, df], ignore_index=True).sort_values("trial", kind="stable", ignore_index=True)
     df["trial"] = df["trial"].astype("int64")
     df["round"] = df["round"].astype("Int64")
     df["value"] = df["value"].astype("float64")
     return df
+
+
+def _reusable(exp: Experiment, cell: Cell, frame: pd.DataFrame) -> pd.DataFrame:
+    """The main cell's trials a sensitivity cell takes over (checked: the cell may reuse
+    them, and the frame is that main cell's, with exactly its trials)."""
+    from .catalog import reused_trials
+
+    hit = reused_trials(exp, cell)
+    if hit is None:
+        raise ValueError(f"{exp.name} {cell.id}: differs from its main cell in more than the number of trials; "
+                         "it cannot reuse the main cell's trials")
+    base, n = hit
+    rows = frame[RESULT_COLUMNS]
+    if set(rows["cell"]) != {base} or sorted(set(rows["trial"])) != list(range(n)):
+        raise ValueError(f"{exp.name} {cell.id}: the frame to reuse is not main cell {base}'s {n} trials "
+                         f"(cells {sorted(set(rows['cell']))}, trials {sorted(set(rows['trial']))})")
+    return rows.reset_index(drop=True)

@@ -10,6 +10,7 @@ package, registered in :data:`rankrepro.protocols.PROTOCOLS`) owns
 * :meth:`Protocol.validate`: its own checks on the composed config;
 * :meth:`Protocol.spec`: the :class:`Spec` of one trial (small and picklable: it is sent to
   the worker processes), and :meth:`Protocol.run` (also ``protocol(spec)``): the trial;
+* ``trials_extend``: whether a trial depends on the number of trials (see the attribute);
 * :meth:`Protocol.size_text` and ``unit``: the run's size in its own words (records,
   logs) and what one trial is, in the plural (figure titles).
 
@@ -59,6 +60,11 @@ class Protocol:
     #: fingerprints, and with them the committed cells, current.  Keys: ``experiment.<field>``
     #: or ``dataset.<field>``.
     fingerprint_constants: Mapping[str, Any] = {}
+    #: True when trial i's spec does not depend on how many trials run (only on i and the
+    #: seeds): a run of more trials then extends a run of fewer, and a sensitivity cell that
+    #: only adds trials reuses its main cell's (:func:`rankrepro.pipeline.catalog.reused_trials`).
+    #: False where trials share out something by their number (the coactive user groups).
+    trials_extend: bool = False
 
     def validate(self, cfg: Any, require: Require) -> None:
         """Checks of the composed config (``cfg.experiment``, ``cfg.dataset``) that depend on

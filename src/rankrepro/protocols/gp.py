@@ -69,6 +69,7 @@ class CollabGP(Protocol):
     no ``n_train`` or ``n_test``."""
 
     name = "collab_gp"
+    trials_extend = True  # a trial is its index and seeds only
     estimators = GP
     uses = frozenset({"n_ranks"})
     #: the committed cells were fingerprinted with the placeholder ``experiment.n_train: 1``

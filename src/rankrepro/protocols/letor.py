@@ -83,6 +83,7 @@ def letor_trial(spec) -> list[tuple[str, int | None, float]]:
 
 class Letor(Protocol):
     name = "letor"
+    trials_extend = True  # trial i is fold i + 1
     estimators = RANKERS
     uses = frozenset()  # the folds fix the sizes
     unit = "folds"

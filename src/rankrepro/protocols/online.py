@@ -64,6 +64,7 @@ def online_trial(spec: TrialSpec) -> list[tuple[str, int | None, float]]:
 
 class Online(Protocol):
     name = "online"
+    trials_extend = True  # a trial is its index and seeds only
     estimators = ONLINE
     uses = frozenset({"n_train", "n_test", "n_ranks", "features"})
 
