@@ -12,6 +12,7 @@ from rankrepro.pipeline.catalog import load_catalog, output_prefix, resolved_pat
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint, reused_trials
 from rankrepro.pipeline.jobs import BACKENDS, DEFAULT_BACKEND
+from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
 
 SCALE = str(config.get("scale", "paper"))
 CONFIG_DIR = str(Path(workflow.basedir) / "config")
@@ -97,6 +98,17 @@ def cell_files(wildcards):
 def cell_data(wildcards):
     used = DATA_STATUS[f"{wildcards.paper}/{wildcards.artefact}"].used
     return [processed(used)] if used else []
+
+
+CELL_SECONDS = load_cell_seconds(Path(workflow.basedir) / "rules" / "cell_seconds.json")
+
+
+def cell_priority_of(wildcards):
+    return cell_priority(experiment_of(wildcards), wildcards.cell, CELL_SECONDS)
+
+
+def artefact_priority_of(wildcards):
+    return artefact_priority(experiment_of(wildcards), CELL_SECONDS)
 
 
 def cell_reuse(wildcards):

@@ -19,6 +19,8 @@ rule run_cell:
         config_dir=CONFIG_DIR,
         fingerprint=cell_param_fingerprint,
     threads: 1
+    # long cells first (their measured seconds, rules/cell_seconds.json): no core idles at the end
+    priority: cell_priority_of
     conda:
         "../environment.yml"
     script:
@@ -38,6 +40,7 @@ rule run_all_cells:
         config_dir=CONFIG_DIR,
         fingerprint=experiment_fingerprint,
     threads: 1
+    priority: artefact_priority_of
     conda:
         "../environment.yml"
     script:

@@ -3,7 +3,8 @@ linked in, so environment creation and downloads are excluded) runs ``snakemake`
 scale from an empty results folder; every job records its start-up and work time
 (``rankrepro.timing``).  Prints and writes into docs/benchmarks.md (between the
 ``pipeline-bench`` markers): the wall time, the per-paper core-minutes of the trials, and
-the per-job overhead (process start to start of work).
+the per-job overhead (process start to start of work).  At paper scale it also keeps each
+cell's seconds in rules/cell_seconds.json, which the workflow reads to start long cells first.
 
     python scripts/bench_pipeline.py --scale smoke --cores 2
     python scripts/bench_pipeline.py --scale paper --cores 2      # ~25 min on 2 cores
@@ -70,7 +71,7 @@ def run(scale: str, cores: int, keep: bool) -> dict:
                 full_until = t
             running += d
         tail = ev[-1][0] - full_until
-    return {"scale": scale, "cores": cores, "wall_s": wall, "jobs": len(jobs), "cell_jobs": len(cells),
+    return {"jobs_raw": jobs, "scale": scale, "cores": cores, "wall_s": wall, "jobs": len(jobs), "cell_jobs": len(cells),
             "core_minutes": dict(sorted(per_paper.items())), "startup_median_s": statistics.median(startup),
             "startup_total_min": sum(startup) / 60, "busy": busy, "tail_s": tail,
             "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow]}
@@ -112,6 +113,13 @@ def main() -> None:
         else:
             text = text.rstrip() + "\n\n## The whole pipeline\n\n" + block + "\n"
         doc.write_text(text)
+    if not a.no_write and a.scale == "paper":
+        # the measured seconds order the next runs' cells (long first: rankrepro.pipeline.schedule)
+        from rankrepro.pipeline.schedule import write_seconds
+
+        n = write_seconds(r["jobs_raw"], ROOT / "rules" / "cell_seconds.json",
+                          note=f"measured {time.strftime('%Y-%m-%d')} on {a.cores} cores")
+        print(f"rules/cell_seconds.json: {n} cells")
 
 
 if __name__ == "__main__":

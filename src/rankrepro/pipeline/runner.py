@@ -43,16 +43,29 @@ def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = 
     return PROTOCOLS[exp.cfg.experiment.protocol].spec(exp, cell, trial, data_path, data_seed, algo_seed)
 
 
+_THREADPOOLS = None
+
+
+def _one_blas_thread():
+    """threadpoolctl's limit to one BLAS thread, from a controller made once per process
+    (making one scans the loaded libraries: ~2 ms, which trials of a few ms paid each time)."""
+    global _THREADPOOLS
+    if _THREADPOOLS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _THREADPOOLS = ThreadpoolController()
+    return _THREADPOOLS.limit(limits=1, user_api="blas")
+
+
 def _run_one(protocol: str, spec: Spec, trial: int):
     # one BLAS thread per trial: trials run in parallel processes anyway, and a multithreaded
     # BLAS may sum in another order on another machine (results then differ in the last bits)
-    from threadpoolctl import threadpool_limits
-
     from ..interrupt import prompt_interrupt
 
+    run = PROTOCOLS[protocol]  # imported first: its libraries are loaded before the limit is set
     # Ctrl-C / SIGTERM end the process at once, even inside a long compiled call
-    with threadpool_limits(limits=1, user_api="blas"), prompt_interrupt():
-        return trial, PROTOCOLS[protocol](spec)
+    with _one_blas_thread(), prompt_interrupt():
+        return trial, run(spec)
 
 
 def default_data_path(exp: Experiment) -> str | None:
@@ -107,7 +120,8 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
                 progress(f"{exp.name} [{exp.scale}] {cell.id}: {done}/{len(trials)} trials, {el:.1f}s elapsed, "
                          + (f"ETA {eta_text(el / done * left)}" if left else "done"))
     params = json.dumps(cell.params, sort_keys=True)
-    records = [(exp.paper, exp.artefact, cell.id, cell.algorithm, params, t, m, r, v)
+    paper, artefact = exp.paper, exp.artefact  # read from the config once, not per row
+    records = [(paper, artefact, cell.id, cell.algorithm, params, t, m, r, v)
                for t in sorted(results) for (m, r, v) in results[t]]
     df = pd.DataFrame.from_records(records, columns=RESULT_COLUMNS)
     if kept is not None:

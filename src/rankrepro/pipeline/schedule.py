@@ -1,0 +1,69 @@
+"""Long cells first: the order in which the workflow starts its cell jobs.
+
+Snakemake starts the ready job of highest ``priority`` first.  A cell's priority is its
+expected work in seconds, as the last whole-pipeline benchmark measured it at paper scale
+(``scripts/bench_pipeline.py`` writes them to :data:`SECONDS_FILE`), plus the work of the
+cells that wait for it (a sensitivity cell taking over its trials,
+:func:`~rankrepro.pipeline.catalog.reused_trials`): the longest chains start first and the
+short cells fill the cores at the end, instead of one long cell running alone while the other
+cores idle.  A cell never measured (a new config) counts as the median cell.  Only the order
+changes: every cell computes the same numbers whatever the order.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Iterable
+
+#: measured seconds of work per cell at paper scale, "paper/artefact/cell" -> seconds
+SECONDS_FILE = Path(__file__).resolve().parents[3] / "rules" / "cell_seconds.json"
+
+
+def load_seconds(path: str | Path = SECONDS_FILE) -> dict[str, float]:
+    """The measured seconds per cell (empty when the file is absent or unreadable: every
+    cell then has the same priority, and Snakemake's own order applies)."""
+    try:
+        data = json.loads(Path(path).read_text())
+        return {str(k): float(v) for k, v in data["seconds"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _estimate(seconds: dict[str, float], key: str) -> float:
+    if key in seconds:
+        return seconds[key]
+    return statistics.median(seconds.values()) if seconds else 1.0
+
+
+def cell_priority(exp, cell_id: str, seconds: dict[str, float]) -> float:
+    """The cell's expected seconds plus those of the cells waiting for it."""
+    from .catalog import reused_trials
+
+    own = _estimate(seconds, f"{exp.name}/{cell_id}")
+    after = sum(_estimate(seconds, f"{exp.name}/{c.id}") for c in exp.sensitivity_cells
+                if (hit := reused_trials(exp, c)) is not None and hit[0] == cell_id)
+    return round(own + after, 3)
+
+
+def artefact_priority(exp, seconds: dict[str, float]) -> float:
+    """All cells of an artefact in one job (``batch_cells``): their seconds summed."""
+    return round(sum(_estimate(seconds, f"{exp.name}/{c.id}") for c in exp.all_cells), 3)
+
+
+def write_seconds(jobs: Iterable[dict], path: str | Path = SECONDS_FILE, note: str = "") -> int:
+    """Keep the work seconds of the cell jobs of a paper-scale run (records of
+    :mod:`rankrepro.timing`); returns how many.  Cells not in ``jobs`` keep their old value."""
+    seconds = load_seconds(path)
+    n = 0
+    for j in jobs:
+        if j.get("rule") == "run_cell" and j.get("cell"):
+            seconds[f"{j['experiment']}/{j['cell']}"] = round(float(j["work_s"]), 2)
+            n += 1
+    text = json.dumps({"about": "seconds of work per cell job at paper scale, from scripts/bench_pipeline.py; "
+                                "read by the workflow to start long cells first (rankrepro.pipeline.schedule)"
+                                + (f"; {note}" if note else ""),
+                       "seconds": dict(sorted(seconds.items()))}, indent=1)
+    Path(path).write_text(text + "\n")
+    return n
