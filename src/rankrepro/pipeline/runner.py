@@ -43,18 +43,22 @@ def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = 
     return PROTOCOLS[exp.cfg.experiment.protocol].spec(exp, cell, trial, data_path, data_seed, algo_seed)
 
 
-_THREADPOOLS = None
+_THREADPOOLS: tuple[int, object] | None = None
 
 
 def _one_blas_thread():
-    """threadpoolctl's limit to one BLAS thread, from a controller made once per process
-    (making one scans the loaded libraries: ~2 ms, which trials of a few ms paid each time)."""
+    """threadpoolctl's limit to one BLAS thread, from a controller kept while no module was
+    imported since it was made (making one scans the loaded libraries, ~2 ms, which trials of
+    a few ms paid each time; an import may load another BLAS, which a new scan then finds)."""
     global _THREADPOOLS
-    if _THREADPOOLS is None:
+    import sys
+
+    if _THREADPOOLS is None or _THREADPOOLS[0] != len(sys.modules):
         from threadpoolctl import ThreadpoolController
 
-        _THREADPOOLS = ThreadpoolController()
-    return _THREADPOOLS.limit(limits=1, user_api="blas")
+        controller = ThreadpoolController()
+        _THREADPOOLS = (len(sys.modules), controller)
+    return _THREADPOOLS[1].limit(limits=1, user_api="blas")
 
 
 def _run_one(protocol: str, spec: Spec, trial: int):
