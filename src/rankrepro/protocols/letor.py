@@ -41,6 +41,10 @@ def letor_trial(spec) -> list[tuple[str, int | None, float]]:
     params = dict(spec.params)
     if "seed" in cls._param_names():
         params["seed"] = spec.algo_seed
+    if spec.max_steps is not None and "max_pass" in cls._param_names():
+        # a scale's step cap also caps the passes of a solver that iterates within a step (the
+        # Ranking SVM's dual coordinate descent: ~100 passes at SVMlight's default C)
+        params["max_pass"] = min(int(params.get("max_pass", cls().max_pass)), spec.max_steps)
     ranker = cls(**params)
     evals = [(fold.valid.X, fold.valid.y, fold.valid.qid), (fold.test.X, fold.test.y, fold.test.qid)]
     rows: list[tuple[str, int | None, float]] = []
