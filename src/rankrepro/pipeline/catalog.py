@@ -377,15 +377,15 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
                         OmegaConf.update(cfg, str(k), v, merge=False)
                 except Exception as err:
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
-            if sets:
+            if sets and not checked:
                 try:
-                    checked = OmegaConf.merge(_SCHEMA, OmegaConf.to_container(cfg))
-                    OmegaConf.to_container(checked, throw_on_missing=True)
+                    checked_cfg = OmegaConf.merge(_SCHEMA, OmegaConf.to_container(cfg))
+                    OmegaConf.to_container(checked_cfg, throw_on_missing=True)
                 except Exception as err:  # an unknown key or a value of the wrong type
                     k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
             if label == sc.main:
-                _require(name, vkey, OmegaConf.to_yaml(cfg) == exp.to_yaml(),
+                _require(name, vkey, checked or OmegaConf.to_yaml(cfg) == exp.to_yaml(),
                          "the main value must leave the main config unchanged (it sets "
                          + ", ".join(f"{k}={v}" for k, v in sets.items()) + ")")
                 continue
