@@ -89,6 +89,10 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
     else:
         learner = cfg.make(M.shape[1], users.size)
     avail = np.ones_like(U, dtype=bool)
+    # 0 where available, -inf where not: added to the scores it hides the unavailable movies
+    # (x + 0.0 == x; a masked assignment of -inf over the whole users x movies matrix every
+    # round cost more than the scores themselves)
+    shut = np.zeros(U.shape)
     rows = np.arange(users.size)
     rng = np.random.default_rng(spec.algo_seed)
     R = _noisy_ratings(setup, users) if cfg.feedback == "noisy" else None
@@ -99,7 +103,7 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
     for t in range(T):
         tl = time.perf_counter()
         S = learner.scores(M) if learner is not None else np.stack([s.w for s in svms]) @ M.T
-        S[~avail] = -np.inf
+        S += shut
         y = np.argmax(S, axis=1)  # the available movie of highest estimated utility
         learner_time += time.perf_counter() - tl
         u_pres = U[rows, y]
@@ -128,6 +132,8 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
         learner_time += time.perf_counter() - tl
         avail[rows, y] = False
         avail[rows, ybar] = False
+        shut[rows, y] = -np.inf
+        shut[rows, ybar] = -np.inf
     wall = time.perf_counter() - t0
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret, axis=1)[:, pts - 1] / pts
