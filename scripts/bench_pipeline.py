@@ -6,8 +6,8 @@ scale from an empty results folder; every job records its start-up and work time
 the per-job overhead (process start to start of work).  At paper scale it also keeps each
 cell's seconds in rules/cell_seconds.json, which the workflow reads to start long cells first.
 
-    python scripts/bench_pipeline.py --scale smoke --cores 2
-    python scripts/bench_pipeline.py --scale paper --cores 2      # ~25 min on 2 cores
+    python scripts/bench_pipeline.py --scale smoke --cores 2 --batch-cells   # as `make smoke`
+    python scripts/bench_pipeline.py --scale paper --cores 2      # ~35 min on 2 cores
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- pipeline-bench:start -->", "<!-- pipeline-bench:end -->"
 
 
-def run(scale: str, cores: int, keep: bool) -> dict:
+def run(scale: str, cores: int, keep: bool, batch: bool = False) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="rankrepro-bench-"))
     clone = tmp / "repo"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
@@ -42,7 +42,7 @@ def run(scale: str, cores: int, keep: bool) -> dict:
     times = tmp / "jobs.jsonl"
     env = {**os.environ, "RANKREPRO_JOB_TIMES": str(times), "PYTHONPATH": str(clone / "src")}
     snakemake = str(Path(sys.executable).with_name("snakemake"))
-    cmd = [snakemake, "--cores", str(cores), "--config", f"scale={scale}"]
+    cmd = [snakemake, "--cores", str(cores), "--config", f"scale={scale}"] + (["batch_cells=true"] if batch else [])
     t0 = time.perf_counter()
     subprocess.run(cmd, cwd=clone, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - t0
@@ -99,8 +99,11 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--keep", action="store_true", help="keep the scratch clone")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    ap.add_argument("--batch-cells", action="store_true",
+                    help="one job per artefact, as `make smoke` runs (implies --no-write)")
     a = ap.parse_args()
-    r = run(a.scale, a.cores, a.keep)
+    a.no_write = a.no_write or a.batch_cells
+    r = run(a.scale, a.cores, a.keep, a.batch_cells)
     md = markdown(r)
     print(md)
     doc = ROOT / "docs" / "benchmarks.md"
