@@ -15,14 +15,12 @@ arrays bit for bit.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .preprocess import derived_arrays, load_cached
+from .preprocess import derived_arrays, derived_path, load_cached
 
 
 def _groups(idx: np.ndarray, n: int) -> list[np.ndarray]:
@@ -66,8 +64,7 @@ _SETUP_VERSION = 1
 
 def setup_cache_path(data_path: str, split_seed: int, dims: tuple, regs: tuple, sweeps: int) -> Path:
     """Where :func:`movie_setup` keeps the setup (:func:`~rankrepro.data.preprocess.derived_arrays`)."""
-    key = json.dumps(_setup_key(split_seed, dims, regs, sweeps))
-    return Path(data_path).with_name(f"coactive_setup-{hashlib.sha256(key.encode()).hexdigest()[:12]}.npz")
+    return derived_path(data_path, "coactive_setup", _setup_key(split_seed, dims, regs, sweeps))
 
 
 def _setup_key(split_seed: int, dims: tuple, regs: tuple, sweeps: int) -> list:

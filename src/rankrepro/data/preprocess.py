@@ -187,6 +187,13 @@ def load_cached(path: str) -> dict[str, np.ndarray]:
     return load("", path=path)
 
 
+def derived_path(data_path: str, stem: str, key: list) -> Path:
+    """Where :func:`derived_arrays` keeps the arrays of ``key``: beside the data."""
+    import hashlib
+
+    return Path(data_path).with_name(f"{stem}-{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:12]}.npz")
+
+
 def derived_arrays(data_path: str, stem: str, key: list, compute: Callable[[], dict[str, np.ndarray]]
                    ) -> dict[str, np.ndarray]:
     """Arrays computed from the processed data at ``data_path`` that every job of an
@@ -194,11 +201,9 @@ def derived_arrays(data_path: str, stem: str, key: list, compute: Callable[[], d
     data as ``<stem>-<hash of key>.npz``, read back bit for bit by later jobs.  Rebuilt when
     the data are newer or the file cannot be read; not kept when the folder is read-only.
     ``key`` (JSON-serialisable) must name everything the arrays depend on, a version first."""
-    import hashlib
-
     if not Path(data_path).is_file():  # no data file to keep it beside (a test's stand-in)
         return compute()
-    path = Path(data_path).with_name(f"{stem}-{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:12]}.npz")
+    path = derived_path(data_path, stem, key)
     try:
         if path.is_file() and path.stat().st_mtime >= Path(data_path).stat().st_mtime:
             with np.load(path, allow_pickle=False) as z:

@@ -100,7 +100,8 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     kept = None
     if reuse is not None:
         kept = _reusable(exp, cell, reuse)
-        trials = [t for t in trials if t not in set(kept["trial"])]
+        done = set(kept["trial"])
+        trials = [t for t in trials if t not in done]
     protocol = run_exp.cfg.experiment.protocol
     specs = [(trial_spec(run_exp, run_cell_, t, data_path), t) for t in trials]
     t0 = time.perf_counter()

@@ -37,13 +37,26 @@ def _estimate(seconds: dict[str, float], key: str) -> float:
     return statistics.median(seconds.values()) if seconds else 1.0
 
 
+def _waiting(exp) -> dict[str, list[str]]:
+    """Main cell id -> the cells that take over its trials, found once per experiment (the
+    workflow asks for every cell's priority)."""
+    found = exp.__dict__.get("_waiting_cells")
+    if found is None:
+        from .catalog import reused_trials
+
+        found = {}
+        for c in exp.sensitivity_cells:
+            hit = reused_trials(exp, c)
+            if hit is not None:
+                found.setdefault(hit[0], []).append(c.id)
+        exp.__dict__["_waiting_cells"] = found
+    return found
+
+
 def cell_priority(exp, cell_id: str, seconds: dict[str, float]) -> float:
     """The cell's expected seconds plus those of the cells waiting for it."""
-    from .catalog import reused_trials
-
     own = _estimate(seconds, f"{exp.name}/{cell_id}")
-    after = sum(_estimate(seconds, f"{exp.name}/{c.id}") for c in exp.sensitivity_cells
-                if (hit := reused_trials(exp, c)) is not None and hit[0] == cell_id)
+    after = sum(_estimate(seconds, f"{exp.name}/{c}") for c in _waiting(exp).get(cell_id, []))
     return round(own + after, 3)
 
 
