@@ -53,7 +53,14 @@ def repo_data():
     if "RANKREPRO_DATA_MIRROR" not in env and mirror.is_dir():
         env["RANKREPRO_DATA_MIRROR"] = str(mirror)
     snakemake = Path(sys.executable).parent / "snakemake"
-    r = subprocess.run([str(snakemake), "--cores", "2", "--nolock", "data"], cwd=ROOT, env=env,
-                       capture_output=True, text=True, timeout=900)
+    # one worker at a time (pytest-xdist runs this fixture once per worker): two `data` runs at
+    # once in the same folder remove and rewrite each other's outputs
+    import fcntl
+
+    (ROOT / "data").mkdir(exist_ok=True)
+    with open(ROOT / "data" / ".tests.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        r = subprocess.run([str(snakemake), "--cores", "2", "--nolock", "data"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return ROOT / "data"
