@@ -165,3 +165,64 @@ def test_bad_value_in_every_group_names_key(config_dir, experiment, override, ke
     with pytest.raises(ConfigError) as err:
         load_experiment(experiment, "smoke", overrides=[override], config_dir=config_dir)
     assert err.value.key == key, str(err.value)
+
+
+def _same_catalog(a, b):
+    assert list(a) == list(b)
+    for n in a:
+        assert a[n].to_yaml() == b[n].to_yaml()
+        assert [c.id for c in a[n].all_cells] == [c.id for c in b[n].all_cells]
+        assert sorted(a[n].variants) == sorted(b[n].variants)
+
+
+def _two_experiments(tmp_path, config_dir):
+    """A config folder with two of the experiments (one with sensitivity variants)."""
+    cfg = _copy_config(tmp_path, config_dir)
+    for f in (cfg / "experiment").rglob("*.yaml"):
+        rel = f.relative_to(cfg / "experiment").as_posix()
+        if not f.name.startswith("_") and rel not in ("harrington2003/table1.yaml", "shivaswamy2012/fig4.yaml"):
+            f.unlink()
+    assert list_experiments(cfg) == ["harrington2003/table1", "shivaswamy2012/fig4"]
+    return cfg
+
+
+def test_catalog_cache_reads_back_the_same_and_follows_edits(tmp_path, config_dir, monkeypatch):
+    """The workflow keeps the validated catalog: read back while nothing it depends on changed,
+    composed again after any edit of a config file, and never kept for a config that fails."""
+    from rankrepro.pipeline import catalog as catalog_mod
+
+    cfg = _two_experiments(tmp_path, config_dir)
+    cache = tmp_path / "cache"
+    plain = load_catalog("smoke", config_dir=cfg)
+    first = load_catalog("smoke", config_dir=cfg, cache_dir=cache)
+    _same_catalog(plain, first)
+    assert len(list(cache.glob("catalog-smoke-*.pkl"))) == 1
+    # read back: nothing is composed
+    calls = []
+    real = catalog_mod.load_experiment
+    monkeypatch.setattr(catalog_mod, "load_experiment", lambda *a, **k: calls.append(a) or real(*a, **k))
+    _same_catalog(plain, load_catalog("smoke", config_dir=cfg, cache_dir=cache))
+    assert calls == []
+    # an edit of any config file is seen
+    f = cfg / "experiment" / "harrington2003" / "table1.yaml"
+    f.write_text(f.read_text().replace("n_trials: 20", "n_trials: 7"))
+    edited = load_catalog("paper", config_dir=cfg, cache_dir=cache)
+    assert edited["harrington2003/table1"].n_trials == 7 and calls
+    assert load_catalog("paper", config_dir=cfg, cache_dir=cache)["harrington2003/table1"].n_trials == 7
+    # a bad config raises every time and leaves no file behind
+    f.write_text(f.read_text().replace("n_trials: 7", "n_trails: 7"))
+    before = sorted(cache.iterdir())
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="n_trails"):
+            load_catalog("paper", config_dir=cfg, cache_dir=cache)
+    assert sorted(cache.iterdir()) == before
+
+
+def test_catalog_cache_replaces_a_damaged_file(tmp_path, config_dir):
+    cfg = _two_experiments(tmp_path, config_dir)
+    cache = tmp_path / "cache"
+    good = load_catalog("smoke", config_dir=cfg, cache_dir=cache)
+    (f,) = cache.glob("catalog-smoke-*.pkl")
+    f.write_bytes(f.read_bytes()[:1000])  # an interrupted write from some other tool
+    _same_catalog(good, load_catalog("smoke", config_dir=cfg, cache_dir=cache))
+    _same_catalog(good, __import__("pickle").loads(f.read_bytes()))

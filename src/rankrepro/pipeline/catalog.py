@@ -991,7 +991,76 @@ def _linestyle_ok(ls: Any) -> bool:
         return False
 
 
-def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:
-    """Every experiment, validated.  The first bad config raises."""
+def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None,
+                 cache_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:
+    """Every experiment, validated.  The first bad config raises.
+
+    ``cache_dir``: keep the validated catalog there (a pickle named by :func:`catalog_key`:
+    the config files' contents, the scale, this package's code and the versions of Python,
+    OmegaConf, Hydra and Matplotlib) and read it back while none of those changed.  Composing
+    and checking the 20 experiments and their variants takes ~10 s, reading them back ~0.5 s:
+    the workflow does it at every start.  A config that does not load is never kept."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
-    return {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
+    if cache_dir is None:
+        return {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
+    import pickle
+
+    cache = Path(cache_dir)
+    f = cache / f"catalog-{scale}-{catalog_key(root, scale)}.pkl"
+    try:
+        with open(f, "rb") as fh:
+            return pickle.load(fh)
+    except FileNotFoundError:
+        pass
+    except Exception:  # a truncated or foreign file: composed again and replaced
+        f.unlink(missing_ok=True)
+    cat = {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        # the newest few kept per scale (the folder may be shared by several checkouts: the
+        # key says which configs and code each file is for)
+        kept = sorted(cache.glob(f"catalog-{scale}-*.pkl"), key=lambda q: q.stat().st_mtime, reverse=True)
+        for old in kept[CATALOG_CACHE_KEEP - 1:]:
+            old.unlink(missing_ok=True)
+        tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(pickle.dumps(cat, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, f)
+    except OSError:  # a read-only place: the catalog is still right, only not kept
+        pass
+    return cat
+
+
+#: catalogs kept per scale in a cache folder
+CATALOG_CACHE_KEEP = 8
+
+
+def default_cache_dir() -> Path:
+    """Where the workflow keeps validated catalogs: ``$RANKREPRO_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/rankrepro`` (``~/.cache/rankrepro``).  Shared by checkouts and scratch
+    copies alike: a file is only read for the very configs, code and libraries it was made from."""
+    env = os.environ.get("RANKREPRO_CACHE_DIR")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankrepro"
+
+
+def catalog_key(config_dir: str | os.PathLike, scale: str) -> str:
+    """What a validated catalog depends on, hashed: every file under the config folder (path
+    and bytes), the scale, every module of this package, and the versions of the libraries
+    that compose and check it."""
+    from importlib.metadata import PackageNotFoundError, version
+    import sys
+
+    h = hashlib.sha256(f"{scale}\0{sys.version}\0".encode())
+    for dist in ("omegaconf", "hydra-core", "matplotlib"):
+        try:
+            h.update(f"{dist}={version(dist)}\0".encode())
+        except PackageNotFoundError:
+            h.update(f"{dist}=?\0".encode())
+    for base, pattern in ((Path(config_dir), "*"), (Path(__file__).resolve().parents[1], "*.py")):
+        for p in sorted(base.rglob(pattern)):
+            if p.is_file() and "__pycache__" not in p.parts:
+                h.update(str(p.relative_to(base)).encode() + b"\0")
+                h.update(p.read_bytes())
+                h.update(b"\0")
+    return h.hexdigest()[:20]
