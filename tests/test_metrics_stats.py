@@ -86,3 +86,27 @@ def test_paired_t_greater_degenerate_input():
     assert np.isnan(paired_t_greater([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]))
     with pytest.raises(ValueError, match="paired samples"):
         paired_t_greater([1.0, 2.0], [1.0, 2.0, 3.0])
+
+
+def test_student_t_is_scipy_stats_bit_for_bit():
+    """rankrepro.stats calls scipy.special's Student-t ufuncs directly (scipy.stats is slow to
+    import): the quantile of every interval and the p-value of every paired test must be the
+    very numbers scipy.stats.t gives, so no table moves."""
+    from rankrepro import stats as rs
+
+    rng = np.random.default_rng(11)
+    for n in list(range(2, 60)) + [100, 500, 1000, 10_000]:
+        x = rng.standard_normal(n)
+        iv = t_interval(x)
+        q = stats.t.ppf(0.975, df=n - 1)
+        assert iv.half_width == q * float(x.std(ddof=1)) / np.sqrt(n)
+        for t in (-40.0, -3.2, -0.5, 0.0, 1e-9, 0.7, 2.1, 8.0, 60.0):
+            assert float(rs._sp.stdtr(n - 1, -t)) == float(stats.t.sf(t, df=n - 1))
+        y = x + 0.3 * rng.standard_normal(n)
+        if np.std(x - y) > 0:
+            d = x - y
+            tt = d.mean() / (d.std(ddof=1) / np.sqrt(n))
+            assert paired_t_greater(x, y) == float(stats.t.sf(tt, df=n - 1))
+    for conf in (0.5, 0.9, 0.95, 0.99):
+        for df in (1, 4, 19, 99):
+            assert float(rs._sp.stdtrit(df, 0.5 + conf / 2)) == float(stats.t.ppf(0.5 + conf / 2, df=df))

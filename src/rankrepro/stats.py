@@ -11,7 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _st
+# Student's t through scipy.special's ufuncs, which scipy.stats.t calls itself (ppf =
+# stdtrit(df, q), sf = stdtr(df, -t)): the same numbers bit for bit, without importing
+# scipy.stats (~0.5 s of every aggregation and report job)
+from scipy import special as _sp
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ def t_interval(values, confidence: float = 0.95) -> Interval:
     if n == 1:
         return Interval(mean, float("nan"), 1)
     sd = float(x.std(ddof=1))
-    q = float(_st.t.ppf(0.5 + confidence / 2.0, df=n - 1))
+    q = float(_sp.stdtrit(n - 1, 0.5 + confidence / 2.0))
     return Interval(mean, q * sd / np.sqrt(n), n)
 
 
@@ -71,4 +74,4 @@ def paired_t_greater(a, b) -> float:
     if sd == 0.0:
         return float("nan") if mean == 0.0 else float(mean < 0)
     t = mean / (sd / np.sqrt(n))
-    return float(_st.t.sf(t, df=n - 1))
+    return float(_sp.stdtr(n - 1, -t))
