@@ -349,12 +349,40 @@ def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
     return f"{base}~{choice}={value}"
 
 
+def _set_dotted(values: dict, key: str, value: Any) -> None:
+    """Set ``a.b.c`` (a list index as a number) in nested plain dicts and lists, making the
+    dicts on the way that are missing: what ``OmegaConf.update(cfg, key, value,
+    merge=False)`` does in a config open to new keys."""
+    parts = key.split(".")
+    node: Any = values
+    for i, part in enumerate(parts):
+        last = i == len(parts) - 1
+        if isinstance(node, list):
+            if not part.lstrip("-").isdigit():
+                raise KeyError(f"'{part}' is not an index of the list at '{'.'.join(parts[:i])}'")
+            j = int(part)
+            if last:
+                node[j] = value
+            else:
+                node = node[j]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                if node.get(part) is None:
+                    node[part] = {}
+                node = node[part]
+        else:
+            raise TypeError(f"'{'.'.join(parts[:i])}' is a value ({node!r}), not a mapping to set '{part}' in")
+
+
 def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, checked: bool = False) -> None:
     """Validate the ``sensitivity`` block and the diagnoses, build one variant experiment
     per non-main value, and list the sensitivity cells: a main cell re-run under a value
     only where that value changes the cell's computation (its fingerprint)."""
     name, e = exp.name, exp.cfg.experiment
     choices = [str(sc.choice) for sc in e.sensitivity]
+    plain = None  # the main config as plain values, made when a variant needs it
     for i, sc in enumerate(e.sensitivity):
         key = f"experiment.sensitivity[{i}]"
         _require(name, f"{key}.choice", bool(_LABEL_OK.match(sc.choice)),
@@ -369,23 +397,30 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
                      f"'{label}' must use only letters, digits, '_', '.' and '-'")
             if only is not None and (str(sc.choice), str(label)) != only:
                 continue  # a job that runs one sensitivity cell needs its variant only
-            cfg = copy.deepcopy(exp.cfg)
-            OmegaConf.set_readonly(cfg, False)
+            if label == sc.main and (checked or not sets):
+                continue
+            # the variant: the main config as plain values with the value's keys set (new
+            # hyperparameters are allowed), merged into the schema, which types it and stops
+            # an unknown key or a value of the wrong type (a deep copy of the composed config
+            # and a second merge to check it cost ~4 s at every workflow start)
+            if plain is None:
+                plain = OmegaConf.to_container(exp.cfg)
+            values = copy.deepcopy(plain)
             for k, v in sets.items():
                 try:
-                    with open_dict(cfg):  # new hyperparameters are allowed; the schema re-merge checks the rest
-                        OmegaConf.update(cfg, str(k), v, merge=False)
-                except Exception as err:
+                    _set_dotted(values, str(k), OmegaConf.to_container(v) if isinstance(v, (DictConfig, ListConfig)) else v)
+                except (KeyError, IndexError, TypeError, ValueError) as err:
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
-            if sets and not checked:
-                try:
-                    checked_cfg = OmegaConf.merge(_SCHEMA, OmegaConf.to_container(cfg))
-                    OmegaConf.to_container(checked_cfg, throw_on_missing=True)
-                except Exception as err:  # an unknown key or a value of the wrong type
-                    k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
-                    raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
+            try:
+                cfg = OmegaConf.merge(_SCHEMA, values)
+                if not checked:
+                    OmegaConf.to_container(cfg, throw_on_missing=True)
+            except Exception as err:  # an unknown key or a value of the wrong type
+                k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
+                raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
+            OmegaConf.set_struct(cfg, True)
             if label == sc.main:
-                _require(name, vkey, checked or OmegaConf.to_yaml(cfg) == exp.to_yaml(),
+                _require(name, vkey, OmegaConf.to_yaml(cfg) == exp.to_yaml(),
                          "the main value must leave the main config unchanged (it sets "
                          + ", ".join(f"{k}={v}" for k, v in sets.items()) + ")")
                 continue
