@@ -263,3 +263,23 @@ def test_variant_keys_are_set_as_omegaconf_update_sets_them():
         _set_dotted(copy.deepcopy(base), "a.b.z", 1)
     with pytest.raises(KeyError, match="not an index"):
         _set_dotted(copy.deepcopy(base), "a.c.x", 1)
+
+
+@pytest.mark.parametrize("name", ["harrington2003/table1", "yu2006/tables", "elsas2008/table4_ohsumed"])
+def test_a_job_rebuilds_the_variants_the_workflow_checked(tmp_path, name):
+    """The workflow builds each variant through the schema (checked); a job rebuilds it from
+    the resolved config file by a plain copy: the same config, cells and fingerprints."""
+    from rankrepro.pipeline.catalog import cell_fingerprint, load_resolved, write_resolved
+
+    exp = load_experiment(name, "smoke")
+    assert exp.variants
+    path = tmp_path / "resolved.yaml"
+    write_resolved(exp, path)
+    job = load_resolved(path, name, "smoke")
+    assert sorted(job.variants) == sorted(exp.variants)
+    assert [c.id for c in job.sensitivity_cells] == [c.id for c in exp.sensitivity_cells]
+    for key, var in exp.variants.items():
+        for got in (job.variants[key], load_resolved(path, name, "smoke", sensitivity=key).variants[key]):
+            assert got.to_yaml() == var.to_yaml()
+            assert [(c.id, cell_fingerprint(got, c)) for c in got.cells] == \
+                   [(c.id, cell_fingerprint(var, c)) for c in var.cells]
