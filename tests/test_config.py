@@ -226,3 +226,22 @@ def test_catalog_cache_replaces_a_damaged_file(tmp_path, config_dir):
     f.write_bytes(f.read_bytes()[:1000])  # an interrupted write from some other tool
     _same_catalog(good, load_catalog("smoke", config_dir=cfg, cache_dir=cache))
     _same_catalog(good, __import__("pickle").loads(f.read_bytes()))
+
+
+def test_catalog_cache_folder(monkeypatch, tmp_path):
+    from rankrepro.pipeline.catalog import default_cache_dir
+
+    monkeypatch.setenv("RANKREPRO_CACHE_DIR", str(tmp_path / "c"))
+    assert default_cache_dir() == tmp_path / "c"
+    monkeypatch.delenv("RANKREPRO_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "x"))
+    assert default_cache_dir() == tmp_path / "x" / "rankrepro"
+
+
+def test_catalog_cache_where_nothing_can_be_written_still_loads(tmp_path, config_dir):
+    """A cache folder that cannot be made (here under a file, which stops root too): the
+    catalog is composed, checked and returned all the same, only not kept."""
+    cfg = _two_experiments(tmp_path, config_dir)
+    (tmp_path / "a_file").write_text("")
+    cat = load_catalog("smoke", config_dir=cfg, cache_dir=tmp_path / "a_file" / "cache")
+    assert sorted(cat) == ["harrington2003/table1", "shivaswamy2012/fig4"]

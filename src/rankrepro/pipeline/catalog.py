@@ -9,6 +9,7 @@ outside an estimator's constraints.  Errors are :class:`ConfigError` naming the 
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import inspect
@@ -1054,10 +1055,11 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     try:
         with open(f, "rb") as fh:
             return pickle.load(fh)
-    except FileNotFoundError:
+    except OSError:  # not kept yet, or a folder that cannot be read: composed
         pass
     except Exception:  # a truncated or foreign file: composed again and replaced
-        f.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            f.unlink()
     cat = {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
     try:
         cache.mkdir(parents=True, exist_ok=True)
@@ -1085,7 +1087,10 @@ def default_cache_dir() -> Path:
     env = os.environ.get("RANKREPRO_CACHE_DIR")
     if env:
         return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankrepro"
+    try:
+        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankrepro"
+    except RuntimeError:  # no home directory to be found: beside Snakemake's own records
+        return Path(".snakemake") / "rankrepro"
 
 
 def catalog_key(config_dir: str | os.PathLike, scale: str) -> str:
