@@ -2,8 +2,8 @@
 in and ``snakemake data`` run first, untimed, as ``make reproduce`` does: environment creation
 and downloads are excluded) runs ``snakemake`` at one scale from an empty results folder;
 every job records its start-up and work time (``rankrepro.timing``).  Prints and writes into
-docs/benchmarks.md (between the ``pipeline-bench`` markers): the wall time, the per-paper core-minutes of the trials, and
-the per-job overhead (process start to start of work).  At paper scale it also keeps each
+docs/benchmarks.md (between the ``pipeline-bench`` markers): the wall time, the per-paper
+core-minutes of the trials, and the per-job overhead (process start to start of work).  At paper scale it also keeps each
 cell's seconds in rules/cell_seconds.json, which the workflow reads to start long cells first.
 
     python scripts/bench_pipeline.py --scale smoke --cores 2 --batch-cells --repeat  # as `make smoke`
@@ -89,15 +89,17 @@ def run(scale: str, cores: int, keep: bool, batch: bool = False, repeat: bool = 
                 full_until = t
             running += d
         tail = ev[-1][0] - full_until
-    return {"jobs_raw": jobs, "scale": scale, "cores": cores, "wall_s": wall, "repeat_wall_s": rewall, "jobs": len(jobs), "cell_jobs": len(cells),
+    return {"jobs_raw": jobs, "scale": scale, "cores": cores, "batch_cells": batch, "repeat": repeat,
+            "wall_s": wall, "repeat_wall_s": rewall, "jobs": len(jobs), "cell_jobs": len(cells),
             "core_minutes": dict(sorted(per_paper.items())), "startup_median_s": statistics.median(startup),
             "startup_total_min": sum(startup) / 60, "busy": busy, "tail_s": tail,
             "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow]}
 
 
 def markdown(r: dict) -> str:
+    flags = "".join(f" --{k}" for k in ("batch-cells", "repeat") if r.get(k.replace("-", "_")))
     lines = [f"Whole pipeline at scale **{r['scale']}** on {r['cores']} cores from a clean results folder "
-             f"(`python scripts/bench_pipeline.py --scale {r['scale']} --cores {r['cores']}`): "
+             f"(`python scripts/bench_pipeline.py --scale {r['scale']} --cores {r['cores']}{flags}`): "
              f"wall time **{r['wall_s'] / 60:.1f} min**, {r['jobs']} jobs ({r['cell_jobs']} running trials); "
              f"per-job overhead (process start to start of work) median **{r['startup_median_s']:.2f} s**, "
              f"{r['startup_total_min']:.1f} core-minutes in all; cores busy {100 * r['busy']:.0f}% of the wall time"

@@ -350,40 +350,12 @@ def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
     return f"{base}~{choice}={value}"
 
 
-def _set_dotted(values: dict, key: str, value: Any) -> None:
-    """Set ``a.b.c`` (a list index as a number) in nested plain dicts and lists, making the
-    dicts on the way that are missing: what ``OmegaConf.update(cfg, key, value,
-    merge=False)`` does in a config open to new keys."""
-    parts = key.split(".")
-    node: Any = values
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if isinstance(node, list):
-            if not part.lstrip("-").isdigit():
-                raise KeyError(f"'{part}' is not an index of the list at '{'.'.join(parts[:i])}'")
-            j = int(part)
-            if last:
-                node[j] = value
-            else:
-                node = node[j]
-        elif isinstance(node, dict):
-            if last:
-                node[part] = value
-            else:
-                if node.get(part) is None:
-                    node[part] = {}
-                node = node[part]
-        else:
-            raise TypeError(f"'{'.'.join(parts[:i])}' is a value ({node!r}), not a mapping to set '{part}' in")
-
-
 def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, checked: bool = False) -> None:
     """Validate the ``sensitivity`` block and the diagnoses, build one variant experiment
     per non-main value, and list the sensitivity cells: a main cell re-run under a value
     only where that value changes the cell's computation (its fingerprint)."""
     name, e = exp.name, exp.cfg.experiment
     choices = [str(sc.choice) for sc in e.sensitivity]
-    plain = None  # the main config as plain values, made when a variant needs it
     for i, sc in enumerate(e.sensitivity):
         key = f"experiment.sensitivity[{i}]"
         _require(name, f"{key}.choice", bool(_LABEL_OK.match(sc.choice)),
@@ -399,36 +371,22 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
             if only is not None and (str(sc.choice), str(label)) != only:
                 continue  # a job that runs one sensitivity cell needs its variant only
             if label == sc.main and (checked or not sets):
-                continue
-            if checked:
-                # a job, from a config the workflow checked: a copy of the main config with the
-                # value's keys set (~0.05 s; new hyperparameters are allowed)
-                cfg = copy.deepcopy(exp.cfg)
-                OmegaConf.set_readonly(cfg, False)
-                for k, v in sets.items():
-                    with open_dict(cfg):
-                        OmegaConf.update(cfg, str(k), v, merge=False)
-            else:
-                # the workflow's start: the main config as plain values with the value's keys
-                # set, merged into the schema, which types it and stops an unknown key or a
-                # value of the wrong type -- the same config as the copy above, checked in one
-                # merge (a copy and a second merge to check it cost ~1.5 s more per start)
-                if plain is None:
-                    plain = OmegaConf.to_container(exp.cfg)
-                values = copy.deepcopy(plain)
-                for k, v in sets.items():
-                    try:
-                        _set_dotted(values, str(k),
-                                    OmegaConf.to_container(v) if isinstance(v, (DictConfig, ListConfig)) else v)
-                    except (KeyError, IndexError, TypeError, ValueError) as err:
-                        raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
+                continue  # nothing to build; a main value that sets keys is checked below
+            cfg = copy.deepcopy(exp.cfg)
+            OmegaConf.set_readonly(cfg, False)
+            for k, v in sets.items():
                 try:
-                    cfg = OmegaConf.merge(_SCHEMA, values)
-                    OmegaConf.to_container(cfg, throw_on_missing=True)
+                    with open_dict(cfg):  # new hyperparameters are allowed; the schema re-merge checks the rest
+                        OmegaConf.update(cfg, str(k), v, merge=False)
+                except Exception as err:
+                    raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
+            if sets and not checked:
+                try:
+                    checked_cfg = OmegaConf.merge(_SCHEMA, OmegaConf.to_container(cfg))
+                    OmegaConf.to_container(checked_cfg, throw_on_missing=True)
                 except Exception as err:  # an unknown key or a value of the wrong type
                     k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
-                OmegaConf.set_struct(cfg, True)
             if label == sc.main:
                 _require(name, vkey, OmegaConf.to_yaml(cfg) == exp.to_yaml(),
                          "the main value must leave the main config unchanged (it sets "
@@ -1036,6 +994,10 @@ def _linestyle_ok(ls: Any) -> bool:
         return False
 
 
+#: catalogs kept per scale in a cache folder
+CATALOG_CACHE_KEEP = 8
+
+
 def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None,
                  cache_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:
     """Every experiment, validated.  The first bad config raises.
@@ -1074,10 +1036,6 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     except OSError:  # a read-only place: the catalog is still right, only not kept
         pass
     return cat
-
-
-#: catalogs kept per scale in a cache folder
-CATALOG_CACHE_KEEP = 8
 
 
 def default_cache_dir() -> Path:
