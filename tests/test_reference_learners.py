@@ -206,6 +206,34 @@ def test_oap_vote_ensembles(stream, cls, rule, N, tau):
     np.testing.assert_array_equal(m.predict(Xc[::10]), rank)
 
 
+@pytest.mark.parametrize("make", [lambda k: VotedPRank(n_ranks=k), lambda k: OAPBagg(n_ranks=k, N=8, seed=3),
+                                  lambda k: OAPVP(n_ranks=k, N=8, seed=3)])
+def test_ensemble_outputs_on_repeated_rows_are_computed_once_per_distinct_row(make):
+    """Judge instances repeat (3 other judges, 4 values each): the voted and ensemble outputs
+    are computed on the distinct rows and spread back; every row gets exactly the number the
+    kernel gives it alone, and the distinct rows are the first occurrences with the right
+    inverse."""
+    from rankrepro.algorithms.base import distinct_rows
+
+    rng = np.random.default_rng(11)
+    k = 3
+    X = rng.integers(0, 4, size=(400, 3)).astype(float)
+    y = rng.integers(1, k + 1, size=400)
+    m = make(k)
+    m.fit_online(sparse.csr_matrix(X), y)
+    Xt = sparse.csr_matrix(X[::3])
+    Xu, inverse = distinct_rows(Xt)
+    assert inverse is not None and Xu.shape[0] == np.unique(X[::3], axis=0).shape[0] < Xt.shape[0]
+    np.testing.assert_array_equal(Xu.toarray()[inverse], Xt.toarray())
+    first = [int(np.flatnonzero(inverse == j)[0]) for j in range(Xu.shape[0])]
+    assert first == sorted(first)  # first occurrences, in order
+    one_by_one = np.array([m.decision_function(Xt[i]) for i in range(Xt.shape[0])]).ravel()
+    assert m.decision_function(Xt).tobytes() == one_by_one.tobytes()
+    # rows that are all distinct are passed through as they are
+    Xd = sparse.csr_matrix(rng.normal(size=(20, 3)))
+    assert distinct_rows(Xd)[1] is None and distinct_rows(Xd)[0] is Xd
+
+
 def test_oap_vp_equal_weights_before_any_vote():
     """Before any member has a correct rank, sum_j v_j = 0 and Harrington's ratio is
     undefined; both implementations then take OAP-Bagg's equal-weight mean."""

@@ -17,8 +17,13 @@ import math
 import numpy as np
 from numba import njit
 
+#: the small helpers the kernels call per row or per member: inlined into their callers at
+#: Numba's level (a call between compiled functions is not inlined by LLVM, and its cost is
+#: that of a short row's arithmetic); the arithmetic is the same, so are the numbers
+helper = njit(cache=True, nogil=True, inline="always")
 
-@njit(cache=True, nogil=True)
+
+@helper
 def rank_of(s, b):
     """Smallest r with s - b_r < 0, else k."""
     km1 = b.shape[0]
@@ -28,7 +33,7 @@ def rank_of(s, b):
     return km1 + 1
 
 
-@njit(cache=True, nogil=True)
+@helper
 def dot_row(w, ip, ix, xv, t):
     s = 0.0
     for p in range(ip[t], ip[t + 1]):
@@ -36,14 +41,14 @@ def dot_row(w, ip, ix, xv, t):
     return s
 
 
-@njit(cache=True, nogil=True)
+@helper
 def axpy_row(w, c, ip, ix, xv, t):
     """w += c * x_t"""
     for p in range(ip[t], ip[t + 1]):
         w[ix[p]] += c * xv[p]
 
 
-@njit(cache=True, nogil=True)
+@helper
 def sq_row(ip, xv, t):
     q = 0.0
     for p in range(ip[t], ip[t + 1]):
@@ -51,7 +56,7 @@ def sq_row(ip, xv, t):
     return q
 
 
-@njit(cache=True, nogil=True)
+@helper
 def prank_thresholds(s, b, yt, bsum):
     """PRank's threshold step (Fig. 2, steps 1-3): every b_r on the wrong side of s moves
     by one unit (and so does ``bsum[r]`` when ``bsum`` is not empty).  Returns sum_r tau_r,
@@ -64,6 +69,47 @@ def prank_thresholds(s, b, yt, bsum):
             b[r] -= yr
             if track:
                 bsum[r] -= yr
+            tsum += yr
+    return tsum
+
+
+# The same four operations on row i of a 2-D array (a member, hypothesis or class of an
+# ensemble): indexing W[i, j] directly instead of passing the view W[i], whose reference
+# counting costs as much as a short row's arithmetic.  The same arithmetic, in the same
+# order: the same numbers.
+@helper
+def rank_at(s, B, i):
+    km1 = B.shape[1]
+    for r in range(km1):
+        if s - B[i, r] < 0.0:
+            return r + 1
+    return km1 + 1
+
+
+@helper
+def dot_at(W, i, ip, ix, xv, t):
+    s = 0.0
+    for p in range(ip[t], ip[t + 1]):
+        s += W[i, ix[p]] * xv[p]
+    return s
+
+
+@helper
+def axpy_at(W, i, c, ip, ix, xv, t):
+    """W[i] += c * x_t"""
+    for p in range(ip[t], ip[t + 1]):
+        W[i, ix[p]] += c * xv[p]
+
+
+@helper
+def prank_thresholds_at(s, B, i, yt, bsum):
+    """:func:`prank_thresholds` on the thresholds B[i] (``bsum`` always tracked)."""
+    tsum = 0.0
+    for r in range(B.shape[1]):
+        yr = -1.0 if yt <= r + 1 else 1.0
+        if (s - B[i, r]) * yr <= 0.0:
+            B[i, r] -= yr
+            bsum[r] -= yr
             tsum += yr
     return tsum
 
@@ -108,7 +154,7 @@ def predict_linear(ip, ix, xv, w, b, out):
 # ---------------------------------------------------------------------------------------
 # No-PRank: exact solution of the per-round dual (Crammer & Singer 2005, eq. 4.5)
 # ---------------------------------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@helper
 def _g(S, c, yr, q):
     acc = S
     for r in range(c.shape[0]):
@@ -272,7 +318,7 @@ def mcp_online(ip, ix, xv, y, W, out, high_ties=False):
     for t in range(T):
         best = 0
         for r in range(k):
-            scores[r] = dot_row(W[r], ip, ix, xv, t)
+            scores[r] = dot_at(W, r, ip, ix, xv, t)
             if scores[r] > scores[best] or (high_ties and scores[r] == scores[best]):
                 best = r
         out[t] = best + 1
@@ -283,11 +329,11 @@ def mcp_online(ip, ix, xv, y, W, out, high_ties=False):
         for r in range(k):
             if r != yt and scores[r] >= scores[yt]:
                 n_err += 1
-        axpy_row(W[yt], 1.0, ip, ix, xv, t)
+        axpy_at(W, yt, 1.0, ip, ix, xv, t)
         inv = 1.0 / n_err
         for r in range(k):
             if r != yt and scores[r] >= scores[yt]:
-                axpy_row(W[r], -inv, ip, ix, xv, t)
+                axpy_at(W, r, -inv, ip, ix, xv, t)
 
 
 @njit(cache=True, nogil=True)
@@ -295,16 +341,16 @@ def predict_mcp(ip, ix, xv, W, out, high_ties=False):
     k = W.shape[0]
     for t in range(ip.shape[0] - 1):
         best = 0
-        bs = dot_row(W[0], ip, ix, xv, t)
+        bs = dot_at(W, 0, ip, ix, xv, t)
         for r in range(1, k):
-            s = dot_row(W[r], ip, ix, xv, t)
+            s = dot_at(W, r, ip, ix, xv, t)
             if s > bs or (high_ties and s == bs):
                 bs = s
                 best = r
         out[t] = best + 1
 
 
-@njit(cache=True, nogil=True)
+@helper
 def nearest_rank(s, k):
     if s != s:  # NaN
         return 1
@@ -372,7 +418,7 @@ def predict_voted(ip, ix, xv, Wh, Bh, C, n_h, out_score):
         for i in range(n_h):
             if C[i] == 0.0:
                 continue
-            acc += C[i] * rank_of(dot_row(Wh[i], ip, ix, xv, t), Bh[i])
+            acc += C[i] * rank_at(dot_at(Wh, i, ip, ix, xv, t), Bh, i)
         out_score[t] = acc / tot if tot > 0 else 1.0
 
 
@@ -384,7 +430,7 @@ MODE_BAGG = 1
 MODE_VP = 2
 
 
-@njit(cache=True, nogil=True)
+@helper
 def ensemble_score(ip, ix, xv, t, W, B, V, mode):
     """Real-valued rank of the ensemble on row t for Bagg (mean of member ranks) and VP
     (vote-weighted mean; equal weights while no member has a vote)."""
@@ -397,11 +443,11 @@ def ensemble_score(ip, ix, xv, t, W, B, V, mode):
             wt = V[i]
             if wt == 0.0:
                 continue
-        acc += wt * rank_of(dot_row(W[i], ip, ix, xv, t), B[i])
+        acc += wt * rank_at(dot_at(W, i, ip, ix, xv, t), B, i)
         tot += wt
     if tot == 0.0:
         for i in range(N):
-            acc += rank_of(dot_row(W[i], ip, ix, xv, t), B[i])
+            acc += rank_at(dot_at(W, i, ip, ix, xv, t), B, i)
         tot = N
     return acc / tot
 
@@ -412,26 +458,54 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
 
     ``Wsum``/``Bsum`` hold the sums of the member rules, kept up to date incrementally,
     so that the Bayes-point prediction costs O(d + k) and a round costs O(tau N d).
+    Bagg and VP predict from every member's rank on the round's instance before any member
+    learns from it, so a member that then runs PRank on the round takes its score and rank
+    from the prediction (the same dot_row and rank_of on the same rule: the same numbers)
+    instead of computing them again.
     """
     T = ip.shape[0] - 1
     N = W.shape[0]
+    score = np.empty(N)
+    rank = np.empty(N, dtype=np.int64)
     for t in range(T):
         if mode == MODE_BPM:
             out[t] = rank_of(dot_row(Wsum, ip, ix, xv, t), Bsum)
         else:
-            out[t] = nearest_rank(ensemble_score(ip, ix, xv, t, W, B, V, mode), k)
+            # ensemble_score's computation, every member's score and rank kept for the update
+            acc = 0.0
+            tot = 0.0
+            for i in range(N):
+                score[i] = dot_at(W, i, ip, ix, xv, t)
+                rank[i] = rank_at(score[i], B, i)
+            for i in range(N):
+                wt = 1.0
+                if mode == MODE_VP:
+                    wt = V[i]
+                    if wt == 0.0:
+                        continue
+                acc += wt * rank[i]
+                tot += wt
+            if tot == 0.0:
+                for i in range(N):
+                    acc += rank[i]
+                tot = N
+            out[t] = nearest_rank(acc / tot, k)
         yt = y[t]
         for i in range(N):
             if not mask[t, i]:
                 continue
-            s = dot_row(W[i], ip, ix, xv, t)
-            yhat = rank_of(s, B[i])
+            if mode == MODE_BPM:
+                s = dot_at(W, i, ip, ix, xv, t)
+                yhat = rank_at(s, B, i)
+            else:
+                s = score[i]
+                yhat = rank[i]
             if yhat == yt:
                 V[i] += 1.0
                 continue
-            tsum = prank_thresholds(s, B[i], yt, Bsum)
+            tsum = prank_thresholds_at(s, B, i, yt, Bsum)
             if tsum != 0.0:
-                axpy_row(W[i], tsum, ip, ix, xv, t)
+                axpy_at(W, i, tsum, ip, ix, xv, t)
                 axpy_row(Wsum, tsum, ip, ix, xv, t)
 
 

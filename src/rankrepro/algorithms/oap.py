@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _compiled as K
-from .base import rows, Range, OneOf, OnlineRanker, round_to_rank
+from .base import rows, per_distinct_row, Range, OneOf, OnlineRanker, round_to_rank
 
 #: rows of Bernoulli masks drawn at once (bounds memory for long streams)
 _MASK_CHUNK = 65536
@@ -111,14 +111,16 @@ class _OAPVote(_OAP):
     def decision_function(self, X) -> np.ndarray:
         """The (vote-weighted) mean rank, a real number in [1, k]."""
         self._check_fitted()
-        X = self._check_X(X)
+        return per_distinct_row(self._check_X(X), self._ensemble_score)
+
+    def _ensemble_score(self, X):
+        # O(N x rows): computed once per distinct row (per_distinct_row)
         out = np.empty(X.shape[0])
         K.ensemble_scores(*rows(X), self.member_coef_, self.member_thresholds_, self.votes_, self._mode, out)
         return out
 
     def _predict(self, X):
-        out = np.empty(X.shape[0])
-        K.ensemble_scores(*rows(X), self.member_coef_, self.member_thresholds_, self.votes_, self._mode, out)
+        out = per_distinct_row(X, self._ensemble_score)
         return out if self.output == "mean" else round_to_rank(out, self.n_ranks)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _compiled as K
-from .base import rows, Range, OneOf, OnlineRanker, round_to_rank
+from .base import rows, per_distinct_row, Range, OneOf, OnlineRanker, round_to_rank
 
 
 class _ThresholdRanker(OnlineRanker):
@@ -164,12 +164,14 @@ class VotedPRank(OnlineRanker):
     def decision_function(self, X) -> np.ndarray:
         """The vote-weighted mean rank (a real number in [1, k])."""
         self._check_fitted()
-        X = self._check_X(X)
+        return per_distinct_row(self._check_X(X), self._voted_score)
+
+    def _voted_score(self, X):
+        # O(hypotheses x rows): computed once per distinct row (per_distinct_row)
         out = np.empty(X.shape[0])
         K.predict_voted(*rows(X), self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
         return out
 
     def _predict(self, X):
-        out = np.empty(X.shape[0])
-        K.predict_voted(*rows(X), self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
+        out = per_distinct_row(X, self._voted_score)
         return out if self.output == "mean" else round_to_rank(out, self.n_ranks)
