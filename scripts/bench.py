@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rankrepro.algorithms import OAPBPM, PRank, poly2_features
-from rankrepro.algorithms.reference import oap_bpm_plain, prank_plain
+from rankrepro.algorithms import OAPBPM, OAPBagg, PRank, poly2_features
+from rankrepro.algorithms.reference import oap_bpm_plain, oap_vote_plain, prank_plain
 from rankrepro.data.synthetic import synthetic_hgo
 
 
@@ -233,10 +233,13 @@ def main() -> None:
     # warm-up (JIT compilation is not what we measure) and an agreement check
     PRank().fit_online(X[:10], y[:10])
     OAPBPM(N=N, tau=tau, seed=0).fit_online(X[:10], y[:10])
+    OAPBagg(N=N, tau=tau, seed=0).fit_online(X[:10], y[:10])
     mask = np.random.default_rng(np.random.SeedSequence(1)).random((n_plain, N)) < tau
     assert np.array_equal(PRank().fit_online(X[:n_plain], y[:n_plain]), prank_plain(X[:n_plain], y[:n_plain], 5)[0])
     assert np.array_equal(OAPBPM(N=N, tau=tau, seed=1).fit_online(X[:n_plain], y[:n_plain]),
                           oap_bpm_plain(X[:n_plain], y[:n_plain], 5, mask)[0])
+    assert np.array_equal(OAPBagg(N=N, tau=tau, seed=1).fit_online(X[:n_plain], y[:n_plain]),
+                          oap_vote_plain(X[:n_plain], y[:n_plain], 5, mask, "bagg")[0])
 
     rows = []
     t_fast = best_time(lambda: PRank().fit_online(X, y), args.repeat)
@@ -245,6 +248,10 @@ def main() -> None:
     t_fast = best_time(lambda: OAPBPM(N=N, tau=tau, seed=1).fit_online(X, y), args.repeat)
     t_plain = best_time(lambda: oap_bpm_plain(X[:n_plain], y[:n_plain], 5, mask), 1)
     rows.append((f"OAP-BPM (N={N}, tau={tau})", args.rounds / t_fast, n_plain / t_plain))
+    # Bagg predicts from every member's rank each round (N dot products), BPM from their sum
+    t_fast = best_time(lambda: OAPBagg(N=N, tau=tau, seed=1).fit_online(X, y), args.repeat)
+    t_plain = best_time(lambda: oap_vote_plain(X[:n_plain], y[:n_plain], 5, mask, "bagg"), 1)
+    rows.append((f"OAP-Bagg (N={N}, tau={tau})", args.rounds / t_fast, n_plain / t_plain))
 
     print(f"{'learner':<26}{'compiled rounds/s':>20}{'plain NumPy rounds/s':>24}{'ratio':>10}")
     for name, fast, plain in rows:
