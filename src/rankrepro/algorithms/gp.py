@@ -167,25 +167,41 @@ def _pack(b_inner: np.ndarray, sigma: float) -> np.ndarray:
 # -------------------------------------------------------------------------------------
 # the posterior given Gaussian sites on the labelled items
 # -------------------------------------------------------------------------------------
-@dataclass
 class SitePosterior:
-    """Posterior pieces of one user (J: labelled items, K = Sigma[J, J], h_J the prior mean)."""
-    a: np.ndarray          # (I + T K)^-1 (nu - T h_J): f_hat = h + Sigma[:, J] a
-    W: np.ndarray          # (K + T^-1)^-1 = T^1/2 B^-1 T^1/2
-    post_mean: np.ndarray  # posterior mean on J
-    post_var: np.ndarray   # posterior variances on J
-    log_det_B: float       # log |I + T^1/2 K T^1/2|
-    quad: float            # nu'^T Sigma_post nu' with nu' = nu - T h_J
+    """Posterior pieces of one user (J: labelled items, K = Sigma[J, J], h_J the prior mean).
+
+    ``a``: (I + T K)^-1 (nu - T h_J), so that f_hat = h + Sigma[:, J] a; ``post_mean``,
+    ``post_var``: the posterior on J; ``log_det_B``: log |I + T^1/2 K T^1/2|; ``quad``:
+    nu'^T Sigma_post nu' with nu' = nu - T h_J; ``W``: (K + T^-1)^-1 = T^1/2 B^-1 T^1/2, an
+    O(n^3) solve computed when first read (from the Cholesky factor of B) -- the M-step and
+    the predictions read it, EP's evidence and a rejected step of the threshold search do
+    not."""
+
+    __slots__ = ("a", "post_mean", "post_var", "log_det_B", "quad", "_W", "_factor")
+
+    def __init__(self, a, W, post_mean, post_var, log_det_B, quad, factor=None):
+        self.a, self.post_mean, self.post_var, self.log_det_B, self.quad = a, post_mean, post_var, log_det_B, quad
+        self._W, self._factor = W, factor  # W given, or (T^1/2, L) to compute it from
+
+    @property
+    def W(self) -> np.ndarray:
+        if self._W is None:
+            st, L = self._factor
+            Binv = linalg.cho_solve((L, True), np.eye(st.size), check_finite=False)
+            self._W = st[:, None] * Binv * st[None, :]
+            self._factor = None
+        return self._W
 
 
 def _factor(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
     """T^1/2, the Cholesky factor L of B = I + T^1/2 K T^1/2, V = L^-1 T^1/2 K and
     nu' = nu - T h: what every posterior quantity below is computed from."""
     st = np.sqrt(np.maximum(tau, 0.0))
-    B = st[:, None] * K * st[None, :]
+    stK = st[:, None] * K
+    B = stK * st[None, :]
     B[np.diag_indices_from(B)] += 1.0
     L = chol(B)
-    V = linalg.solve_triangular(L, st[:, None] * K, lower=True, check_finite=False)
+    V = linalg.solve_triangular(L, stK, lower=True, check_finite=False)
     return st, L, V, nu - tau * h
 
 
@@ -201,11 +217,10 @@ def site_posterior(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray
     a = nup - st * linalg.cho_solve((L, True), st * Knup, check_finite=False)
     post_mean = h + K @ a
     post_var = np.diag(K) - np.sum(V * V, axis=0)
-    Binv = linalg.cho_solve((L, True), np.eye(n), check_finite=False)
-    W = st[:, None] * Binv * st[None, :]
     Vn = V @ nup
     quad = float(nup @ Knup - Vn @ Vn)
-    return SitePosterior(a, W, post_mean, np.maximum(post_var, 1e-300), float(2 * np.sum(np.log(np.diag(L)))), quad)
+    return SitePosterior(a, None, post_mean, np.maximum(post_var, 1e-300), float(2 * np.sum(np.log(np.diag(L)))), quad,
+                         factor=(st, L))
 
 
 # -------------------------------------------------------------------------------------
