@@ -431,10 +431,18 @@ MODE_VP = 2
 
 
 @helper
-def ensemble_score(ip, ix, xv, t, W, B, V, mode):
-    """Real-valued rank of the ensemble on row t for Bagg (mean of member ranks) and VP
+def member_ranks(ip, ix, xv, t, W, B, score, rank):
+    """Every member's score and rank on row t (into ``score``, ``rank``)."""
+    for i in range(W.shape[0]):
+        score[i] = dot_at(W, i, ip, ix, xv, t)
+        rank[i] = rank_at(score[i], B, i)
+
+
+@helper
+def vote(rank, V, mode):
+    """Real-valued rank of the ensemble from its members' ranks, for Bagg (their mean) and VP
     (vote-weighted mean; equal weights while no member has a vote)."""
-    N = W.shape[0]
+    N = rank.shape[0]
     acc = 0.0
     tot = 0.0
     for i in range(N):
@@ -443,11 +451,11 @@ def ensemble_score(ip, ix, xv, t, W, B, V, mode):
             wt = V[i]
             if wt == 0.0:
                 continue
-        acc += wt * rank_at(dot_at(W, i, ip, ix, xv, t), B, i)
+        acc += wt * rank[i]
         tot += wt
     if tot == 0.0:
         for i in range(N):
-            acc += rank_at(dot_at(W, i, ip, ix, xv, t), B, i)
+            acc += rank[i]
         tot = N
     return acc / tot
 
@@ -471,25 +479,9 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
         if mode == MODE_BPM:
             out[t] = rank_of(dot_row(Wsum, ip, ix, xv, t), Bsum)
         else:
-            # ensemble_score's computation, every member's score and rank kept for the update
-            acc = 0.0
-            tot = 0.0
-            for i in range(N):
-                score[i] = dot_at(W, i, ip, ix, xv, t)
-                rank[i] = rank_at(score[i], B, i)
-            for i in range(N):
-                wt = 1.0
-                if mode == MODE_VP:
-                    wt = V[i]
-                    if wt == 0.0:
-                        continue
-                acc += wt * rank[i]
-                tot += wt
-            if tot == 0.0:
-                for i in range(N):
-                    acc += rank[i]
-                tot = N
-            out[t] = nearest_rank(acc / tot, k)
+            # every member's score and rank kept for the update below
+            member_ranks(ip, ix, xv, t, W, B, score, rank)
+            out[t] = nearest_rank(vote(rank, V, mode), k)
         yt = y[t]
         for i in range(N):
             if not mask[t, i]:
@@ -511,11 +503,15 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
 
 @njit(cache=True, nogil=True)
 def ensemble_scores(ip, ix, xv, W, B, V, mode, out):
+    score, rank = np.empty(W.shape[0]), np.empty(W.shape[0], dtype=np.int64)
     for t in range(ip.shape[0] - 1):
-        out[t] = ensemble_score(ip, ix, xv, t, W, B, V, mode)
+        member_ranks(ip, ix, xv, t, W, B, score, rank)
+        out[t] = vote(rank, V, mode)
 
 
 @njit(cache=True, nogil=True)
 def predict_ensemble(ip, ix, xv, W, B, V, mode, k, out):
+    score, rank = np.empty(W.shape[0]), np.empty(W.shape[0], dtype=np.int64)
     for t in range(ip.shape[0] - 1):
-        out[t] = nearest_rank(ensemble_score(ip, ix, xv, t, W, B, V, mode), k)
+        member_ranks(ip, ix, xv, t, W, B, score, rank)
+        out[t] = nearest_rank(vote(rank, V, mode), k)
