@@ -18,8 +18,9 @@ import numpy as np
 from numba import njit
 
 #: the small helpers the kernels call per row or per member: inlined into their callers at
-#: Numba's level (a call between compiled functions is not inlined by LLVM, and its cost is
-#: that of a short row's arithmetic); the arithmetic is the same, so are the numbers
+#: Numba's level (a call between compiled functions is not inlined by LLVM, and with a
+#: member's view W[i] as argument it cost as much as a short row's arithmetic; inlined, the
+#: view costs nothing); the arithmetic is the same, so are the numbers
 helper = njit(cache=True, nogil=True, inline="always")
 
 
@@ -69,47 +70,6 @@ def prank_thresholds(s, b, yt, bsum):
             b[r] -= yr
             if track:
                 bsum[r] -= yr
-            tsum += yr
-    return tsum
-
-
-# The same four operations on row i of a 2-D array (a member, hypothesis or class of an
-# ensemble): indexing W[i, j] directly instead of passing the view W[i], whose reference
-# counting costs as much as a short row's arithmetic.  The same arithmetic, in the same
-# order: the same numbers.
-@helper
-def rank_at(s, B, i):
-    km1 = B.shape[1]
-    for r in range(km1):
-        if s - B[i, r] < 0.0:
-            return r + 1
-    return km1 + 1
-
-
-@helper
-def dot_at(W, i, ip, ix, xv, t):
-    s = 0.0
-    for p in range(ip[t], ip[t + 1]):
-        s += W[i, ix[p]] * xv[p]
-    return s
-
-
-@helper
-def axpy_at(W, i, c, ip, ix, xv, t):
-    """W[i] += c * x_t"""
-    for p in range(ip[t], ip[t + 1]):
-        W[i, ix[p]] += c * xv[p]
-
-
-@helper
-def prank_thresholds_at(s, B, i, yt, bsum):
-    """:func:`prank_thresholds` on the thresholds B[i] (``bsum`` always tracked)."""
-    tsum = 0.0
-    for r in range(B.shape[1]):
-        yr = -1.0 if yt <= r + 1 else 1.0
-        if (s - B[i, r]) * yr <= 0.0:
-            B[i, r] -= yr
-            bsum[r] -= yr
             tsum += yr
     return tsum
 
@@ -318,7 +278,7 @@ def mcp_online(ip, ix, xv, y, W, out, high_ties=False):
     for t in range(T):
         best = 0
         for r in range(k):
-            scores[r] = dot_at(W, r, ip, ix, xv, t)
+            scores[r] = dot_row(W[r], ip, ix, xv, t)
             if scores[r] > scores[best] or (high_ties and scores[r] == scores[best]):
                 best = r
         out[t] = best + 1
@@ -329,11 +289,11 @@ def mcp_online(ip, ix, xv, y, W, out, high_ties=False):
         for r in range(k):
             if r != yt and scores[r] >= scores[yt]:
                 n_err += 1
-        axpy_at(W, yt, 1.0, ip, ix, xv, t)
+        axpy_row(W[yt], 1.0, ip, ix, xv, t)
         inv = 1.0 / n_err
         for r in range(k):
             if r != yt and scores[r] >= scores[yt]:
-                axpy_at(W, r, -inv, ip, ix, xv, t)
+                axpy_row(W[r], -inv, ip, ix, xv, t)
 
 
 @njit(cache=True, nogil=True)
@@ -341,9 +301,9 @@ def predict_mcp(ip, ix, xv, W, out, high_ties=False):
     k = W.shape[0]
     for t in range(ip.shape[0] - 1):
         best = 0
-        bs = dot_at(W, 0, ip, ix, xv, t)
+        bs = dot_row(W[0], ip, ix, xv, t)
         for r in range(1, k):
-            s = dot_at(W, r, ip, ix, xv, t)
+            s = dot_row(W[r], ip, ix, xv, t)
             if s > bs or (high_ties and s == bs):
                 bs = s
                 best = r
@@ -418,7 +378,7 @@ def predict_voted(ip, ix, xv, Wh, Bh, C, n_h, out_score):
         for i in range(n_h):
             if C[i] == 0.0:
                 continue
-            acc += C[i] * rank_at(dot_at(Wh, i, ip, ix, xv, t), Bh, i)
+            acc += C[i] * rank_of(dot_row(Wh[i], ip, ix, xv, t), Bh[i])
         out_score[t] = acc / tot if tot > 0 else 1.0
 
 
@@ -434,8 +394,8 @@ MODE_VP = 2
 def member_ranks(ip, ix, xv, t, W, B, score, rank):
     """Every member's score and rank on row t (into ``score``, ``rank``)."""
     for i in range(W.shape[0]):
-        score[i] = dot_at(W, i, ip, ix, xv, t)
-        rank[i] = rank_at(score[i], B, i)
+        score[i] = dot_row(W[i], ip, ix, xv, t)
+        rank[i] = rank_of(score[i], B[i])
 
 
 @helper
@@ -487,17 +447,17 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
             if not mask[t, i]:
                 continue
             if mode == MODE_BPM:
-                s = dot_at(W, i, ip, ix, xv, t)
-                yhat = rank_at(s, B, i)
+                s = dot_row(W[i], ip, ix, xv, t)
+                yhat = rank_of(s, B[i])
             else:
                 s = score[i]
                 yhat = rank[i]
             if yhat == yt:
                 V[i] += 1.0
                 continue
-            tsum = prank_thresholds_at(s, B, i, yt, Bsum)
+            tsum = prank_thresholds(s, B[i], yt, Bsum)
             if tsum != 0.0:
-                axpy_at(W, i, tsum, ip, ix, xv, t)
+                axpy_row(W[i], tsum, ip, ix, xv, t)
                 axpy_row(Wsum, tsum, ip, ix, xv, t)
 
 

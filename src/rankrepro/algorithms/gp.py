@@ -177,19 +177,19 @@ class SitePosterior:
     the predictions read it, EP's evidence and a rejected step of the threshold search do
     not."""
 
-    __slots__ = ("a", "post_mean", "post_var", "log_det_B", "quad", "_W", "_factor")
+    __slots__ = ("a", "post_mean", "post_var", "log_det_B", "quad", "_W", "_chol")
 
-    def __init__(self, a, W, post_mean, post_var, log_det_B, quad, factor=None):
+    def __init__(self, a, W, post_mean, post_var, log_det_B, quad, chol=None):
         self.a, self.post_mean, self.post_var, self.log_det_B, self.quad = a, post_mean, post_var, log_det_B, quad
-        self._W, self._factor = W, factor  # W given, or (T^1/2, L) to compute it from
+        self._W, self._chol = W, chol  # W given, or (T^1/2, L) to compute it from
 
     @property
     def W(self) -> np.ndarray:
         if self._W is None:
-            st, L = self._factor
+            st, L = self._chol
             Binv = linalg.cho_solve((L, True), np.eye(st.size), check_finite=False)
             self._W = st[:, None] * Binv * st[None, :]
-            self._factor = None
+            self._chol = None
         return self._W
 
 
@@ -220,7 +220,7 @@ def site_posterior(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray
     Vn = V @ nup
     quad = float(nup @ Knup - Vn @ Vn)
     return SitePosterior(a, None, post_mean, np.maximum(post_var, 1e-300), float(2 * np.sum(np.log(np.diag(L)))), quad,
-                         factor=(st, L))
+                         chol=(st, L))
 
 
 # -------------------------------------------------------------------------------------
