@@ -13,6 +13,18 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIG_DIR = ROOT / "config"
 
 
+def as_from_a_terminal():
+    """``preexec_fn`` for a child that stands for a command typed in a terminal: SIGINT and
+    SIGQUIT at their default action.  A test runner started in the background of a
+    non-interactive shell (``make test &``, some CI launchers) inherits both *ignored*, and so
+    would every child: Ctrl-C sent to it would then do nothing at all (POSIX; Python keeps an
+    ignored SIGINT ignored), which is what a terminal's user never sees."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.fixture
 def config_dir():
     return CONFIG_DIR

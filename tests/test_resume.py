@@ -2,7 +2,15 @@
 without recomputing the cells that were done (the workflow profile reruns jobs marked
 incomplete; stale temporaries are removed): Ctrl-C (SIGINT) and SIGTERM at a random point, then
 SIGKILL (after which `snakemake --unlock` is needed); the resumed run's cells equal an
-uninterrupted computation of the same cells."""
+uninterrupted computation of the same cells.
+
+Nothing here races the machine's speed: in the test's copy of the workflow each cell job waits
+at its start for a token the test hands out (a file one job renames to claim it), and says when
+it has finished.  Each interrupted run gets one token: one cell job runs to its end, the next
+one waits at the gate, and the signal comes at a random moment after the first ended -- while
+Snakemake records it, starts the next job or the next job waits.  So every interrupted run
+finishes exactly one more job, and the run is still going when the signal comes, however fast
+or slow the machine."""
 import os
 import random
 import re
@@ -16,6 +24,8 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import as_from_a_terminal  # noqa: E402
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 
@@ -42,18 +52,49 @@ def _no_partial_files(w: Path, cells: Path) -> None:
     assert not (w / "runs/smoke/results/crammer_singer2005/fig6.json").exists()
 
 
-def _interrupt(cmd, w, env, cells, sig, rng, more: int) -> tuple[dict[str, int], dict[str, int]]:
-    """Start the workflow, wait until ``more`` further cells finished plus a random delay
-    (a random point inside the next job), send ``sig`` to Snakemake and its jobs, and return
-    the cells finished before the signal (with their mtimes) and each cell's number of runs."""
-    before = len(_finished(cells)) if cells.is_dir() else 0
+#: prepended to the test's copy of scripts/run_cell.py: wait for a token (or an open gate),
+#: and say when the job's work is done
+GATE = """
+import os as _os, time as _time
+_gate = _os.environ["RANKREPRO_TEST_GATE"]
+while not _os.path.exists(_os.path.join(_gate, "open")):
+    try:
+        _os.rename(_os.path.join(_gate, "token"), _os.path.join(_gate, f"taken-{_os.getpid()}"))
+        break
+    except FileNotFoundError:
+        _time.sleep(0.02)
+"""
+GATE_END = """
+open(_os.path.join(_gate, f"done-{_os.getpid()}"), "w").close()
+"""
+
+
+def _give_token(gate: Path) -> None:
+    tmp = gate / ".token"
+    tmp.write_text("")
+    os.replace(tmp, gate / "token")
+
+
+def _interrupt(cmd, w, env, cells, sig, rng, gate: Path) -> tuple[dict[str, int], dict[str, int]]:
+    """Start the workflow, let exactly one cell job run to its end (one token), wait a random
+    moment (Snakemake records it and starts the next job, which waits at the gate), send
+    ``sig`` to Snakemake and its jobs, and return the cells finished before the signal (with
+    their mtimes) and each cell's number of runs."""
     err = w / f"snakemake.{sig.name}.err"
+    taken_before = {p.name for p in gate.glob("taken-*")}
     with open(err, "w") as fh:
-        proc = subprocess.Popen(cmd, cwd=w, env=env, stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True)
+        proc = subprocess.Popen(cmd, cwd=w, env=env, stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True,
+                                preexec_fn=as_from_a_terminal)
+        _give_token(gate)
         deadline = time.time() + 300
-        while (time.time() < deadline and proc.poll() is None
-               and not (cells.is_dir() and len(_finished(cells)) >= before + more)):
-            time.sleep(0.05)
+        done_marker = None
+        while done_marker is None or not done_marker.exists():
+            assert proc.poll() is None, f"the run before {sig.name} ended by itself: {err.read_text()[-2000:]}"
+            assert time.time() < deadline, f"no cell job finished before {sig.name}: {err.read_text()[-2000:]}"
+            taken = [p for p in gate.glob("taken-*") if p.name not in taken_before]
+            if taken:
+                done_marker = gate / taken[0].name.replace("taken-", "done-")
+            time.sleep(0.02)
         time.sleep(rng.uniform(0.0, 0.6))
         assert proc.poll() is None, f"the run before {sig.name} ended by itself: {err.read_text()[-2000:]}"
         done = (_finished(cells), _runs(w))
@@ -79,8 +120,13 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path):
     text = (text[:a] + text[b:]).replace("eta: [0.2, 0.1, 0.05, 0.01]", "eta: [0.2, 0.05]")
     text = re.sub(r"(?m)^ +diagnosis: \{.*\}\n", "", text)  # they name the sensitivity choices removed
     (w / "config/experiment/crammer_singer2005/fig6.yaml").write_text(text)
+    script = w / "scripts/run_cell.py"
+    script.write_text(GATE + script.read_text() + GATE_END)
+    gate = tmp_path / "gate"
+    gate.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "RANKREPRO_DATA_MIRROR"}
     env["RANKREPRO_OFFLINE"] = "1"
+    env["RANKREPRO_TEST_GATE"] = str(gate)
     cmd = [str(SNAKEMAKE), "--cores", "1", "--config", "scale=smoke"]
     cells = w / "runs/smoke/results/crammer_singer2005/fig6/cells"
 
@@ -90,7 +136,7 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path):
     n_cells = len(exp.cells) + len(getattr(exp, "sensitivity_cells", []))
     history = []  # (signal, cells finished before it)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        done = _interrupt(cmd, w, env, cells, sig, rng, more=1)
+        done = _interrupt(cmd, w, env, cells, sig, rng, gate)
         history.append((sig, done))
         _no_partial_files(w, cells)
         assert len(done[0]) < n_cells, f"the run finished before {sig.name} (seed {seed})"
@@ -101,6 +147,7 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path):
     r = subprocess.run(cmd, cwd=w, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode != 0 and "--unlock" in r.stderr, "the lock after kill -9 was not kept"
     subprocess.run(cmd + ["--unlock"], cwd=w, env=env, capture_output=True, text=True, timeout=300, check=True)
+    (gate / "open").write_text("")  # the resumed run goes to its end
     r = subprocess.run(cmd, cwd=w, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     after = {p.name: p.stat().st_mtime_ns for p in cells.glob("*.parquet")}
