@@ -26,7 +26,7 @@ import functools
 import numpy as np
 from scipy import sparse
 
-from .preprocess import load_cached
+from .arrays import load_cached
 from .ratings import centre, filter_min_ratings, to_rank
 from .synthetic import Split
 

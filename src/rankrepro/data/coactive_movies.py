@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .preprocess import derived_arrays, derived_path, load_cached
+from .arrays import derived_arrays, derived_path, load_cached
 
 
 def _groups(idx: np.ndarray, n: int) -> list[np.ndarray]:
@@ -63,7 +63,7 @@ _SETUP_VERSION = 1
 
 
 def setup_cache_path(data_path: str, split_seed: int, dims: tuple, regs: tuple, sweeps: int) -> Path:
-    """Where :func:`movie_setup` keeps the setup (:func:`~rankrepro.data.preprocess.derived_arrays`)."""
+    """Where :func:`movie_setup` keeps the setup (:func:`~rankrepro.data.arrays.derived_arrays`)."""
     return derived_path(data_path, "coactive_setup", _setup_key(split_seed, dims, regs, sweeps))
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from scipy import sparse
 
 from ..algorithms.feature_maps import cosine_kernel
-from .preprocess import derived_arrays, load_cached
+from .arrays import derived_arrays, load_cached
 from .ratings import filter_min_ratings, to_rank
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .preprocess import load_cached
+from .arrays import load_cached
 from .registry import MQ2008_FOLDS
 
 

@@ -14,7 +14,6 @@ source files' hashes and the preprocessing parameters, so a change of either reb
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import re
@@ -29,6 +28,7 @@ from . import readers
 from .fetch import MANIFEST, Paths
 from ..io import atomic_write
 from .registry import get
+from .arrays import derived_arrays, derived_path, load_cached, read_npz  # noqa: F401 - their former home
 
 PROCESSED = "data.npz"
 PROCESSED_MANIFEST = "manifest.json"
@@ -177,46 +177,4 @@ def load(name: str, paths: Paths | None = None, path: str | os.PathLike | None =
     p = Path(path) if path else (paths or Paths()).processed / name / PROCESSED
     if not p.is_file():
         raise FileNotFoundError(f"{p}: run the data rules first (snakemake data) to build {name}")
-    with np.load(p, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}
-
-
-@functools.lru_cache(maxsize=8)
-def load_cached(path: str) -> dict[str, np.ndarray]:
-    """:func:`load` by path, kept for the life of the process (trials of one job share it)."""
-    return load("", path=path)
-
-
-def derived_path(data_path: str, stem: str, key: list) -> Path:
-    """Where :func:`derived_arrays` keeps the arrays of ``key``: beside the data."""
-    import hashlib
-
-    return Path(data_path).with_name(f"{stem}-{hashlib.sha256(json.dumps(key).encode()).hexdigest()[:12]}.npz")
-
-
-def derived_arrays(data_path: str, stem: str, key: list, compute: Callable[[], dict[str, np.ndarray]]
-                   ) -> dict[str, np.ndarray]:
-    """Arrays computed from the processed data at ``data_path`` that every job of an
-    experiment needs alike (a kernel, a fitted embedding): computed once and kept beside the
-    data as ``<stem>-<hash of key>.npz``, read back bit for bit by later jobs.  Rebuilt when
-    the data are newer or the file cannot be read; not kept when the folder is read-only.
-    ``key`` (JSON-serialisable) must name everything the arrays depend on, a version first."""
-    if not Path(data_path).is_file():  # no data file to keep it beside (a test's stand-in)
-        return compute()
-    path = derived_path(data_path, stem, key)
-    try:
-        if path.is_file() and path.stat().st_mtime >= Path(data_path).stat().st_mtime:
-            with np.load(path, allow_pickle=False) as z:
-                return {k: z[k] for k in z.files}
-    except (OSError, ValueError, KeyError):
-        pass  # unreadable: computed again below
-    arrays = compute()
-
-    def write(tmp: str) -> None:
-        with open(tmp, "wb") as f:
-            np.savez(f, **arrays)
-    try:
-        atomic_write(path, write)
-    except OSError:
-        pass
-    return arrays
+    return read_npz(p)

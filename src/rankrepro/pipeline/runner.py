@@ -1,6 +1,6 @@
 """Run the Monte-Carlo trials of one sweep cell.
 
-Seeding: trial i of an experiment with root seed s draws its data from
+Seeding (:mod:`.seeding`): trial i of an experiment with root seed s draws its data from
 ``SeedSequence(s, spawn_key=(i, 0))`` — the same stream for every cell, so algorithms are
 compared on common random numbers — and its algorithm randomness from
 ``SeedSequence(s, spawn_key=(i, 1, crc32(cell id)))``.  Nothing depends on ``n_jobs``,
@@ -12,10 +12,8 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-import zlib
 from typing import Callable, Iterable
 
-import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed, parallel_config
 
@@ -23,18 +21,9 @@ from ..data.preprocess import eta_text
 from ..data.status import data_status
 from ..protocols import PROTOCOLS, Spec
 from .catalog import Cell, Experiment
+from .seeding import cell_hash, trial_seeds  # noqa: F401 - cell_hash: part of this module's interface
 
 RESULT_COLUMNS = ["paper", "artefact", "cell", "algorithm", "params", "trial", "metric", "round", "value"]
-
-
-def cell_hash(cell_id: str) -> int:
-    return zlib.crc32(cell_id.encode("utf-8"))
-
-
-def trial_seeds(root_seed: int, trial: int, cell_id: str) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
-    data = np.random.SeedSequence(root_seed, spawn_key=(trial, 0))
-    algo = np.random.SeedSequence(root_seed, spawn_key=(trial, 1, cell_hash(cell_id)))
-    return data, algo
 
 
 def trial_spec(exp: Experiment, cell: Cell, trial: int, data_path: str | None = None) -> Spec:
