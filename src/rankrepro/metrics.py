@@ -65,6 +65,11 @@ METRICS: dict[str, MetricSpec] = {
        for m in ("map", "ndcg@1", "ndcg@5", "ndcg@10")},
 }
 
+#: the metrics that measure time, not results: they differ run to run and are the only ones
+#: `rankrepro verify` does not compare bit for bit (the one list of them)
+TIMING_METRICS = frozenset({"wall_seconds", "learner_seconds", "fit_seconds", "train_seconds",
+                            "selected_train_seconds", "selected_pairs_per_second"})
+
 
 def rank_loss(y_pred, y_true) -> float:
     y_pred = np.asarray(y_pred)

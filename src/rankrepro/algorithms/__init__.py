@@ -10,6 +10,10 @@ from .feature_maps import FEATURE_MAPS, poly2_features, poly2_kernel
 from .oap import OAPBPM, OAPVP, OAPBagg
 from .prank import MuPRank, NoPRank, PRank, SiPRank, VotedPRank
 
+#: a registry (config names -> what this package holds): a cell's code fingerprint follows
+#: only the names taken from it, never all of its imports (rankrepro.pipeline.codeprint)
+__registry__ = True
+
 ONLINE: dict[str, type[OnlineRanker]] = {
     cls.name: cls
     for cls in (PRank, SiPRank, NoPRank, MuPRank, VotedPRank, MulticlassPerceptron, WidrowHoff, OAPBPM, OAPBagg, OAPVP)

@@ -10,6 +10,10 @@ from .coactive_movies import coactive_movies
 from .letor import letor_all, letor_fold
 from .synthetic import synthetic_hgo
 
+#: a registry (config names -> what this package holds): a cell's code fingerprint follows
+#: only the names taken from it, never all of its imports (rankrepro.pipeline.codeprint)
+__registry__ = True
+
 
 def no_data(*args, **kwargs) -> None:
     """For protocols that take no data (a worked example evaluated exactly)."""

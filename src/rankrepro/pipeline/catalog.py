@@ -200,8 +200,9 @@ class Experiment:
 
 
 def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
-    """Hash of everything that determines a cell's numbers: editing any of it reruns the
-    cell (Snakemake's params trigger), editing anything else does not."""
+    """Hash of everything that determines a cell's numbers -- its config values and the code
+    that computes it (:mod:`.codeprint`): editing any of it reruns the cell, editing
+    anything else does not."""
     return hashlib.sha256(json.dumps(_fingerprint_payload(exp, cell), sort_keys=True, default=str).encode()
                           ).hexdigest()[:16]
 
@@ -247,6 +248,11 @@ def _fingerprint_payload(exp: Experiment, cell: Cell) -> dict:
             payload[fld] = value
         else:
             payload[group][fld] = value
+    # the code the numbers come from: the modules of the cell's import closure (by their code,
+    # not their comments or docstrings) and the numeric libraries' major.minor versions
+    from .codeprint import cell_identity, fingerprint as code_fingerprint
+
+    payload["code"] = code_fingerprint(cell_identity(exp, cell))
     # through JSON, as hashed: a comparison of two payloads sees what the hash sees
     return json.loads(json.dumps(payload, sort_keys=True, default=str))
 

@@ -15,8 +15,10 @@ each file with the fingerprint the cell would have now:
   file is removed, so the cell job (its output) reruns; the results stay until it replaces
   them.
 
-A change to the algorithms' code is not part of any fingerprint: rerun with
-``make reproduce FORCE=1`` after one.
+The fingerprint covers the code too (:mod:`.codeprint`: the modules a cell's protocol,
+learner and builder import, and the numeric libraries' versions): editing a learner reruns its
+cells, editing the report reruns none.  ``rankrepro verify --stale --record`` checks that such
+an edit moved no number and, where it did not, rewrites the fingerprint files.
 """
 
 from __future__ import annotations

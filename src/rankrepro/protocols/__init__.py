@@ -15,6 +15,10 @@ from typing import Iterator
 
 from .base import Protocol, Spec
 
+#: a registry (config names -> what this package holds): a cell's code fingerprint follows
+#: only the names taken from it, never all of its imports (rankrepro.pipeline.codeprint)
+__registry__ = True
+
 
 class _Registry(MutableMapping):
     """name -> protocol object; each entry is "module:attribute" until first used."""

@@ -16,6 +16,7 @@ from ..data.registry import substitute_label
 from ..metrics import METRICS
 from ..io import atomic_write, dumps
 from ..pipeline.catalog import Experiment, config_fingerprint
+from ..pipeline.codeprint import experiment_identity
 from .aggregate import (claims_to_json, compare_published, evaluate_claims, final_rows, sensitivity,
                         significance_marks, summarize)
 
@@ -218,14 +219,29 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
         "size": size_text(exp),
         "dataset": dataset, "table": rows, "claims": claims, "sensitivity": sens,
+        # the code these numbers come from (module digests, numeric libraries): the report
+        # names the modules changed since, and `rankrepro verify` adds when it checked them
+        "code": experiment_identity(exp),
         "cells": [{"id": c.id, "label": c.label, "estimator": c.estimator, "params": c.params} for c in exp.cells],
         "sensitivity_cells": [{"id": c.id, "base": c.base, "choice": c.choice, "value": c.value, "params": c.params}
                               for c in exp.sensitivity_cells],
     }
+    # what `rankrepro verify` recorded of these cells stays true of them: kept across a new aggregation
+    if (verified := _previous_verified(out_json)) is not None:
+        record["verified"] = verified
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens)))
     atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
     return record
+
+
+def _previous_verified(path: str | os.PathLike) -> dict | None:
+    import json
+
+    try:
+        return json.loads(Path(path).read_text()).get("verified")
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def build_not_run(exp: Experiment, reason: str, how_to_obtain: str, out_csv: str | os.PathLike,

@@ -12,10 +12,10 @@ import html
 import json
 import os
 import re
-import subprocess
 from pathlib import Path
 
 from .. import provenance
+from ..pipeline import codeprint
 from ..io import atomic_write
 from .scorecard import artefact_score, scorecard
 
@@ -273,34 +273,24 @@ def _long_table(rows: list[dict]) -> str:
     return "".join(out)
 
 
-def _git(*args: str) -> str | None:
-    try:
-        r = subprocess.run(["git", *args], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.SubprocessError):
+def staleness(rec: dict) -> tuple[str, str] | None:
+    """None when the code that computes a record's numbers is today's code (the record's
+    ``code``: the digests of the modules its cells run and the numeric libraries' versions,
+    kept when it was made or verified); else (a sentence naming what changed since, how to
+    rerun, as HTML).  A record that is not a reproduction (not run: no numbers) is never stale."""
+    if rec.get("status") != "reproduced":
         return None
-    return r.stdout.strip() if r.returncode == 0 else None
-
-
-#: what an artefact's numbers are computed from (a change elsewhere cannot move them)
-SOURCE_PATHS = ("src", "config", "rules", "scripts", "Snakefile")
-
-
-def staleness(made_by: str | None, head: str) -> str | None:
-    """None when the record was made by the report's own commit; else a sentence saying it
-    was made by an older (or another) commit, with how many commits and source files lie
-    between them."""
-    rec, cur = (made_by or "unknown").split("+")[0], head.split("+")[0]
-    if rec == cur or cur == "unknown":
+    how = "<code>make verify</code> recomputes and compares; <code>make reproduce</code> reruns the changed cells"
+    code = rec.get("code")
+    if not code:
+        return ("made by commit " + str(rec.get("git_commit", "unknown"))[:10] + " before records kept the code "
+                "they come from", how)
+    changed = codeprint.changed(code, codeprint.current(code))
+    if not changed:
         return None
-    if rec == "unknown":
-        return f"made by an unknown commit (this report: {cur[:10]})"
-    n = _git("rev-list", "--count", f"{rec}..{cur}")
-    if n is None or _git("merge-base", "--is-ancestor", rec, cur) is None:
-        return f"made by commit {rec[:10]}, which is not an ancestor of this report's commit {cur[:10]}"
-    changed = (_git("diff", "--name-only", rec, cur, "--", *SOURCE_PATHS) or "").split()
-    what = (f"{len(changed)} source or config file(s) changed since: " + ", ".join(changed[:5])
-            + (", …" if len(changed) > 5 else "")) if changed else "no source or config file changed since"
-    return f"made by commit {rec[:10]}, {n} commit(s) older than this report's {cur[:10]} ({what})"
+    when = "verified" if rec.get("verified") else "made"
+    return (f"computed by code that has changed since they were {when}: "
+            + ", ".join(changed[:8]) + (f" and {len(changed) - 8} more" if len(changed) > 8 else ""), how)
 
 
 def artefact_files(json_path: str | os.PathLike | None, png: str | os.PathLike | None,
@@ -322,14 +312,15 @@ def _disagreements(rec: dict) -> int:
         sum(c["verdict"] == "not held" for c in rec.get("claims", []))
 
 
-def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = (), stale: str | None = None) -> str:
+def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = (),
+                     stale: tuple[str, str] | None = None) -> str:
     aid = f"{rec['paper']}-{rec['artefact']}"
     n_dis = _disagreements(rec)
     out = [f'<section class="artefact" id="{_e(aid)}" data-disagreements="{n_dis}"><h3>{_e(rec["title"])}</h3>'
            f'<p class=files>Files <code>{_e(rec["artefact"])}</code>: '
            + ("".join(f'<a href="{_e(href)}">{_e(lab)}</a>' for lab, href in files) or "none yet") + "</p>"]
     if stale:
-        out.append(f'<p class=stale>Provenance is stale: these outputs were {_e(stale)}.</p>')
+        out.append(f'<p class=stale>Provenance is stale: these outputs were {_e(stale[0])} ({stale[1]}).</p>')
     if rec.get("status") != "reproduced":
         out.append(f'<p class="ne">Not run: {_e(rec.get("reason"))}.</p>'
                    f'<p>How to obtain the data: {_e(rec.get("how_to_obtain"))}</p></section>')
@@ -371,7 +362,13 @@ def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = 
     if rec["notes"]:
         out.append("<h4>Notes on the protocol</h4><ul>" + "".join(f"<li>{_e(n)}</li>" for n in rec["notes"]) + "</ul>")
     out.append(f"<details><summary>Provenance: resolved config, cells, software</summary>"
-               f"<p>git commit {_e(rec['git_commit'])}</p><pre>{_e(rec['config'])}</pre>"
+               f"<p>Made by git commit {_e(rec['git_commit'])}"
+               + (f"; verified bit for bit by commit {_e(v['commit'])} on {_e(v['date'])}: {_e(v['identical'])} of "
+                  f"{_e(v['cells'])} cells recomputed identical (<code>rankrepro verify</code>)"
+                  if (v := rec.get("verified")) else "")
+               + (f"; code fingerprint {_e(rec['code'].get('fingerprint', ''))} "
+                  f"({len(rec['code'].get('modules', {}))} modules)" if rec.get("code") else "")
+               + f"</p><pre>{_e(rec['config'])}</pre>"
                f"<pre>{_e(json.dumps(rec['versions'], indent=1))}</pre></details></section>")
     return "".join(out)
 
@@ -442,7 +439,7 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
     ``head_commit``: the commit the report is made from (default: the working tree's)."""
     files = files or {}
     head_commit = head_commit or provenance.git_commit()
-    stale = {r["name"]: staleness(r.get("git_commit"), head_commit) for r, _ in records}
+    stale = {r["name"]: staleness(r) for r, _ in records}
     n_art = len(records)
     reproduced = [r for r, _ in records if r.get("status") == "reproduced"]
     not_run = [r for r, _ in records if r.get("status") != "reproduced"]
@@ -459,8 +456,9 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
             "comes from a run of this pipeline; published values are shown beside them, never used as results.</p>")
     n_stale = [r for r, _ in records if stale[r["name"]]]
     if n_stale:
-        head += (f'<p class=stale id=stale><b>{len(n_stale)} of {n_art} artefacts have stale provenance</b>: made by an '
-                 "older commit than this report's (rerun <code>snakemake</code> to bring them up to date): "
+        head += (f'<p class=stale id=stale><b>{len(n_stale)} of {n_art} artefacts have stale provenance</b>: the code '
+                 "that computes them has changed since they were made or verified (<code>make verify</code> "
+                 "recomputes and compares them; <code>make reproduce</code> reruns the changed cells): "
                  + ", ".join(f'<a href="#{_e(r["paper"])}-{_e(r["artefact"])}">{_e(r["name"])}</a>' for r in n_stale)
                  + ".</p>")
     score = ('<section id="scorecard"><h2>Scorecard</h2>'
