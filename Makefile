@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 CORES  ?= all
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install reproduce report smoke test browser bench lint clean-smoke data data-status
+.PHONY: install reproduce report smoke test browser bench lint clean-smoke data data-status verify
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,15 @@ reproduce: $(STAMP)
 report: $(STAMP)
 	$(PY) -c "from rankrepro.report.html import rebuild_report; print(rebuild_report())"
 	$(PY) scripts/results_doc.py
+
+## recompute committed cells at paper scale into runs/verify/ and compare them bit for bit with the
+## committed ones (timing metrics apart); exits non-zero on any difference.  Default: the cheapest
+## cell of every artefact that can run here (~2 CPU-minutes); VERIFY="--all" for every cell,
+## VERIFY="--stale --record" after a code change (the cells it touched; refreshes what is committed)
+VERIFY ?=
+verify: $(STAMP)
+	$(VENV)/bin/snakemake --cores $(CORES) data --config download=true
+	$(VENV)/bin/rankrepro verify --jobs $$(nproc) $(VERIFY)
 
 ## every artefact tiny, end to end (outputs in runs/smoke/)
 smoke: $(STAMP)

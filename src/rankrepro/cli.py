@@ -55,6 +55,26 @@ def _parser() -> argparse.ArgumentParser:
     f.add_argument("names", nargs="+")
     p = sub.add_parser("preprocess", help="build data/processed/<name>/data.npz")
     p.add_argument("names", nargs="+")
+    v = sub.add_parser(
+        "verify", help="recompute committed cells at paper scale and compare them bit for bit with the committed ones",
+        description="Recompute committed cells at paper scale into runs/verify/ and compare them with the\n"
+                    "committed results/<paper>/<artefact>/cells/*.parquet: the same rows and every value bit for\n"
+                    "bit, except the timing metrics (rankrepro.metrics.TIMING_METRICS).  Prints a table and exits 1\n"
+                    "on any difference.  Without EXPERIMENT or --all: the cheapest cell of every artefact that\n"
+                    "can run here (about two CPU-minutes).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  rankrepro verify                                 # the sample (make verify)\n"
+               "  rankrepro verify harrington2003/table1 --all     # every cell of one artefact\n"
+               "  rankrepro verify --stale --jobs 2 --record       # after a code change: the cells it touched\n"
+               "  rankrepro verify --all --jobs 2 --record         # everything; tell the committed files")
+    v.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: all)")
+    v.add_argument("--all", action="store_true", help="every committed cell, not the cheapest of each artefact")
+    v.add_argument("--stale", action="store_true",
+                   help="the cells whose fingerprint no longer matches the code and config (after a code change)")
+    v.add_argument("--jobs", "-j", type=int, default=1, help="cells checked in parallel (default: 1)")
+    v.add_argument("--record", action="store_true",
+                   help="write what was verified into the records and refresh the identical cells' fingerprint "
+                        "files (commit them)")
     e = sub.add_parser("experiments", help="list the experiment catalog")
     e.add_argument("--scale", default="paper", help="show the sizes at this scale (default: paper)")
     return ap
@@ -220,6 +240,21 @@ def _run(args) -> int:
     return 0
 
 
+def _verify(args) -> int:
+    from .pipeline.catalog import default_cache_dir, find_config_dir, list_experiments, load_catalog
+    from .pipeline.verify import run
+
+    known = list_experiments(find_config_dir())
+    for name in args.experiments:
+        if name not in known:
+            near = difflib.get_close_matches(name, known, n=1)
+            raise CliError(f"unknown experiment {name!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+    catalog = load_catalog("paper", cache_dir=default_cache_dir())
+    checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,
+                 stale=args.stale)
+    return 0 if all(c.identical for c in checks) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -253,6 +288,8 @@ def _dispatch(args) -> int:
 
         for n in args.names:
             print(preprocess(n))
+    elif args.cmd == "verify":
+        return _verify(args)
     elif args.cmd == "experiments":
         from .pipeline.catalog import load_catalog
 

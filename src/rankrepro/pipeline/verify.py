@@ -1,0 +1,259 @@
+"""``rankrepro verify``: recompute committed cells and compare them with the committed files.
+
+Each chosen cell is computed again at paper scale, from the same seeds, on the same processed
+data, into a scratch folder (``runs/verify/``), and compared with the committed
+``results/<paper>/<artefact>/cells/<cell>.parquet`` row by row: the same rows (trial, metric,
+round), and every value bit for bit, except the metrics that measure time
+(:data:`rankrepro.metrics.TIMING_METRICS`, the one list of them).
+
+Without arguments it checks a fixed sample: the cheapest cell of every artefact that can run
+here (by the seconds in ``rules/cell_seconds.json``; about two CPU-minutes in all); with
+``--all`` every committed cell; with ``--stale`` the cells whose fingerprint no longer matches
+(after a change to the code that computes them: did it move their numbers?).  With ``--record`` the committed files are told what was
+checked: each identical cell's fingerprint file is rewritten for today's code (so the
+workflow takes the cell as current), and each record gets ``verified: {commit, date, cells,
+identical}`` and, once all its cells are current, its ``code`` for today's code.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import TIMING_METRICS
+from .catalog import Experiment
+
+#: the columns that identify a row of a cell's results
+KEY = ["cell", "algorithm", "params", "trial", "metric", "round"]
+SCRATCH = Path("runs") / "verify"
+
+
+@dataclass
+class CellCheck:
+    experiment: str
+    cell: str
+    identical: bool
+    values: int = 0  # values compared (timing metrics excluded)
+    differing: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    problem: str = ""  # rows missing or added, a file absent
+    seconds: float = 0.0
+
+
+@dataclass
+class Plan:
+    cells: list[tuple[Experiment, str]] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)  # experiment -> why it is not checked
+
+
+def committed_cell(exp: Experiment, cell_id: str, root: Path = Path(".")) -> Path:
+    return root / "results" / exp.paper / exp.artefact / "cells" / f"{cell_id}.parquet"
+
+
+def _seconds() -> dict[str, float]:
+    from .schedule import load_seconds
+
+    return load_seconds()
+
+
+def stale_cells(exp: Experiment, root: Path = Path(".")) -> list[str]:
+    """The committed cells whose fingerprint file does not match today's config, code and
+    data (the ones the workflow would rerun)."""
+    from ..data.status import data_status
+    from .freshness import data_identity, fingerprint_path, fingerprint_text
+
+    used = data_status(exp.cfg.dataset.source, probe=False).used if exp.cfg.dataset.source else None
+    data_id = data_identity(used, root)
+    out = []
+    for c in exp.all_cells:
+        fp = root / fingerprint_path("", exp, c.id)
+        if not (fp.is_file() and fp.read_text() == fingerprint_text(exp, c.id, data_id or "")):
+            out.append(c.id)
+    return out
+
+
+def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False,
+         root: Path = Path("."), stale: bool = False) -> Plan:
+    """The cells to check: of the named experiments (all by default), every committed cell
+    (``every``), those whose fingerprint is stale (``stale``: after a code change), or the
+    cheapest one of each."""
+    from ..data.status import data_status
+
+    out = Plan()
+    seconds = _seconds()
+    for name in names or sorted(catalog):
+        exp = catalog[name]
+        src = exp.cfg.dataset.source
+        if src is not None:
+            st = data_status(src, probe=False)
+            if not st.runnable:
+                out.skipped[name] = f"its data cannot be had here ({st.reason})"
+                continue
+            if not (root / "data" / "processed" / st.used / "data.npz").is_file():
+                out.skipped[name] = f"data set {st.used} not preprocessed yet (run `snakemake data`)"
+                continue
+        cells = [c.id for c in exp.all_cells if committed_cell(exp, c.id, root).is_file()]
+        if not cells:
+            out.skipped[name] = "no committed cells"
+            continue
+        if stale:
+            st = set(stale_cells(exp, root))
+            cells = [c for c in cells if c in st]
+            if not cells:
+                continue
+        elif not every:
+            # the cheapest by measured seconds; unmeasured cells last, then by id (a fixed choice)
+            cells = [min(cells, key=lambda c: (seconds.get(f"{name}/{c}", math.inf), c))]
+        out.cells += [(exp, c) for c in cells]
+    # the longest first: no core idles at the end
+    out.cells.sort(key=lambda ec: -seconds.get(f"{ec[0].name}/{ec[1]}", 0.0))
+    return out
+
+
+def compare(got: pd.DataFrame, want: pd.DataFrame) -> tuple[bool, int, int, float, float, str]:
+    """(identical, values compared, differing, largest absolute and relative difference,
+    problem) of a recomputed cell against the committed one, timing metrics apart."""
+    g = got[~got["metric"].isin(TIMING_METRICS)]
+    w = want[~want["metric"].isin(TIMING_METRICS)]
+    g = g.assign(round=g["round"].astype("Int64").astype("float64"))
+    w = w.assign(round=w["round"].astype("Int64").astype("float64"))
+    m = w[KEY + ["value"]].merge(g[KEY + ["value"]], on=KEY, how="outer", suffixes=("_want", "_got"),
+                                 indicator=True)
+    problem = ""
+    only_w, only_g = int((m["_merge"] == "left_only").sum()), int((m["_merge"] == "right_only").sum())
+    if only_w or only_g:
+        problem = f"{only_w} committed row(s) not recomputed, {only_g} new row(s)"
+    both = m[m["_merge"] == "both"]
+    a = both["value_want"].to_numpy(dtype=np.float64)
+    b = both["value_got"].to_numpy(dtype=np.float64)
+    same = (a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))
+    diff = np.abs(a - b)
+    diff[same] = 0.0
+    finite = np.isfinite(diff)
+    max_abs = float(diff[finite].max()) if finite.any() else 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(same, 0.0, diff / np.maximum(np.abs(a), np.abs(b)))
+    max_rel = float(np.nanmax(rel)) if rel.size else 0.0
+    n_diff = int((~same).sum())
+    if (~finite & ~same).any():
+        max_abs = max_rel = math.inf
+    return (n_diff == 0 and not problem), int(len(both)), n_diff, max_abs, max_rel, problem
+
+
+def _check(exp: Experiment, cell_id: str, root: str, scratch: str) -> CellCheck:
+    from ..io import write_parquet
+    from .runner import default_data_path, run_cell
+    from .catalog import reused_trials
+
+    t0 = time.process_time()
+    rootp = Path(root)
+    want = pd.read_parquet(committed_cell(exp, cell_id, rootp))
+    hit = reused_trials(exp, exp.cell(cell_id))
+    reuse = pd.read_parquet(committed_cell(exp, hit[0], rootp)) if hit else None
+    data_path = default_data_path(exp)
+    got = run_cell(exp, cell_id, n_jobs=1, data_path=data_path, reuse=reuse)
+    out = Path(scratch) / "results" / exp.paper / exp.artefact / "cells" / f"{cell_id}.parquet"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_parquet(got, out)
+    same, n, n_diff, max_abs, max_rel, problem = compare(got, want)
+    return CellCheck(exp.name, cell_id, same, n, n_diff, max_abs, max_rel, problem, time.process_time() - t0)
+
+
+def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False, jobs: int = 1,
+        record: bool = False, root: str | os.PathLike = ".", scratch: str | os.PathLike | None = None,
+        echo=print, stale: bool = False) -> list[CellCheck]:
+    """Check the planned cells (in ``jobs`` processes), print a line per cell and the table,
+    and, with ``record``, tell the committed files (see the module docstring)."""
+    from joblib import Parallel, delayed
+
+    rootp = Path(root)
+    scratch = Path(scratch) if scratch is not None else rootp / SCRATCH
+    p = plan(catalog, names, every, rootp, stale=stale)
+    for name, why in sorted(p.skipped.items()):
+        echo(f"not verified: {name}: {why}")
+    echo(f"verifying {len(p.cells)} cell(s) of {len({e.name for e, _ in p.cells})} artefact(s) at paper scale "
+         f"in {jobs} process(es); recomputed cells in {scratch}/")
+    checks: list[CellCheck] = []
+    t0 = time.perf_counter()
+    gen = (Parallel(n_jobs=jobs, return_as="generator_unordered")(
+        delayed(_check)(e, c, str(rootp), str(scratch)) for e, c in p.cells) if jobs != 1
+        else (_check(e, c, str(rootp), str(scratch)) for e, c in p.cells))
+    for k, chk in enumerate(gen, start=1):
+        checks.append(chk)
+        what = "identical" if chk.identical else (
+            f"DIFFERS: {chk.differing}/{chk.values} values, largest difference {chk.max_abs:.3g} "
+            f"(relative {chk.max_rel:.3g})" + (f"; {chk.problem}" if chk.problem else ""))
+        echo(f"[{k}/{len(p.cells)}] {chk.experiment} {chk.cell}: {what} ({chk.seconds:.1f} CPU s, "
+             f"{time.perf_counter() - t0:.0f}s elapsed)")
+    echo(table(checks))
+    if record:
+        recorded = record_checks(catalog, checks, rootp)
+        echo(f"recorded: {recorded} record(s) updated, fingerprints of the identical cells rewritten")
+    return checks
+
+
+def table(checks: list[CellCheck]) -> str:
+    rows = ["| artefact | cells verified | identical | differing | largest difference (abs / rel) |",
+            "|---|---:|---:|---:|---|"]
+    by: dict[str, list[CellCheck]] = {}
+    for c in checks:
+        by.setdefault(c.experiment, []).append(c)
+    for name in sorted(by):
+        cs = by[name]
+        bad = [c for c in cs if not c.identical]
+        largest = (f"{max(c.max_abs for c in bad):.3g} / {max(c.max_rel for c in bad):.3g}"
+                   + ("; rows differ" if any(c.problem for c in bad) else "")) if bad else "-"
+        rows.append(f"| {name} | {len(cs)} | {len(cs) - len(bad)} | {len(bad)} | {largest} |")
+    n_bad = sum(not c.identical for c in checks)
+    rows.append(f"\n{len(checks)} cell(s) verified: {len(checks) - n_bad} identical, {n_bad} differing "
+                f"(timing metrics not compared: {', '.join(sorted(TIMING_METRICS))})")
+    return "\n".join(rows)
+
+
+def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root: Path) -> int:
+    """Write what was verified into the committed files (see the module docstring)."""
+    from ..io import atomic_write, dumps
+    from ..provenance import git_commit
+    from .codeprint import experiment_identity
+    from .freshness import fingerprint_path, fingerprint_text, data_identity, write_fingerprint
+    from .runner import default_data_path
+
+    commit = git_commit(root)
+    date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    n = 0
+    by: dict[str, list[CellCheck]] = {}
+    for c in checks:
+        by.setdefault(c.experiment, []).append(c)
+    for name, cs in sorted(by.items()):
+        exp = catalog[name]
+        data_path = default_data_path(exp)
+        for c in cs:
+            if c.identical:
+                write_fingerprint(exp, c.cell, data_path, root / fingerprint_path("", exp, c.cell))
+        rec_path = root / "results" / f"{name}.json"
+        if not rec_path.is_file():
+            continue
+        rec = json.loads(rec_path.read_text())
+        rec["verified"] = {"commit": commit, "date": date, "cells": len(cs),
+                           "identical": sum(c.identical for c in cs)}
+        from ..data.status import data_status
+
+        used = data_status(exp.cfg.dataset.source, probe=False).used if exp.cfg.dataset.source else None
+        data_id = data_identity(used, root)
+        current = all((root / fingerprint_path("", exp, c.id)).is_file()
+                      and (root / fingerprint_path("", exp, c.id)).read_text() == fingerprint_text(exp, c.id, data_id)
+                      for c in exp.all_cells)
+        if current:
+            rec["code"] = experiment_identity(exp)
+        atomic_write(rec_path, lambda tmp: Path(tmp).write_text(dumps(rec)))
+        n += 1
+    return n
