@@ -199,3 +199,19 @@ def test_substitute_label_names_the_data_actually_used():
     assert lab.startswith(f"SUBSTITUTE {DATASETS['letor4-mq2008'].title} (letor4-mq2008) in place of "
                           f"{DATASETS['letor3-td2003'].title} (letor3-td2003)")
     assert lab.endswith("the paper's data and protocol: LETOR TD2003 topic distillation (5 folds)")
+
+
+def test_a_diagnosis_shared_by_rows_is_written_once():
+    """Harrington Table 1: nine rows share one diagnosis (the training-rounds choice); it is
+    written once under the table, naming the rows, and each row points to it."""
+    r = rec(TABLE1)
+    rows = [t for t in r["table"] if t["metric"] == "test_rank_loss" and t.get("diagnosis")
+            and t["verdict"] not in (None, "consistent")]
+    text = rows[0]["diagnosis"]["text"]
+    assert len(rows) >= 2 and all(t["diagnosis"] == rows[0]["diagnosis"] for t in rows)
+    page = rh.artefact_section(r, None)
+    assert page.count(rh._e(text)) == 1
+    note = re.search(r'<p class=shareddiag id="([^"]+)">Diagnosis 1, for the (\d+) rows ([^:]+):', page)
+    assert note and int(note.group(2)) == len(rows)
+    assert all(rh._e(t["label"]) in note.group(3) for t in rows)
+    assert page.count(f'href="#{note.group(1)}"') == len(rows)

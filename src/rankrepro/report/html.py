@@ -46,7 +46,7 @@ td.pv small{display:block;color:#555}
 .held,.consistent{color:#176f2c;font-weight:600}.notheld,.differs{color:#b3261e;font-weight:600}
 .ne{color:#8a6d00;font-weight:600}.inconclusive{color:#6a4c93;font-weight:600}.reference{color:#555}
 .nopub{color:#999;font-style:italic;font-weight:400}
-.diag{font-size:.85em;color:#444}.diag b{color:#222}.sub{background:#fff4d6;border:1px solid #e8c66a;padding:.3em .6em;
+.diag{font-size:.85em;color:#444}.shareddiag{margin:.3em 0 1em;padding:.3em .6em;border-left:3px solid #bbb;font-size:.95em}.diagref{font-size:.85em}.diag b{color:#222}.sub{background:#fff4d6;border:1px solid #e8c66a;padding:.3em .6em;
 display:inline-block}.card{display:inline-block;border:1px solid #ccc;border-radius:6px;padding:.6em 1em;
 margin:.3em;min-width:11em}.card b{font-size:1.5em;display:block}img{max-width:100%;border:1px solid #eee}
 pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:.8em;max-height:28em}details{margin:.4em 0}
@@ -256,7 +256,15 @@ def _pivot_html(pv) -> str:
     return "".join(out)
 
 
-def _long_table(rows: list[dict]) -> str:
+def _long_table(rows: list[dict], anchor: str = "") -> str:
+    """One row per cell.  A diagnosis that covers several rows is written once, under the
+    table, naming the rows it covers; each of those rows points to it."""
+    shown = [r for r in rows if r.get("diagnosis") and r["verdict"] not in (None, "consistent")]
+    key = {id(r): json.dumps(r["diagnosis"], sort_keys=True) for r in shown}
+    covers: dict[str, list[dict]] = {}
+    for r in shown:
+        covers.setdefault(key[id(r)], []).append(r)
+    shared = [k for k, rs in covers.items() if len(rs) > 1]
     out = ["<table><tr><th>algorithm</th><th>reproduced (95% CI)</th><th>published</th><th>difference</th>"
            "<th>verdict</th><th>source</th><th>diagnosis</th></tr>"]
     for r in rows:
@@ -264,12 +272,19 @@ def _long_table(rows: list[dict]) -> str:
         pub += _e(r.get("published_marks") or "")
         diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "–"
         v = r["verdict"]
+        k = key.get(id(r))
+        diag = "" if k is None else (f'<a class=diagref href="#{_e(anchor)}diag-{shared.index(k) + 1}">see diagnosis '
+                                     f'{shared.index(k) + 1} below</a>' if k in shared else _diag(r["diagnosis"]))
         out.append(f'<tr data-verdict="{_e(v or "none")}"><td>{_e(r["label"])}</td>'
                    f"<td class=num>{_pm(r['mean'], r['ci'])}{_e(r.get('marks') or '')}</td>"
                    f"<td class=num>{pub}</td><td class=num>{diff}</td>"
-                   f'<td>{_verdict_html(v)}</td><td>{_e(r["source"] or "")}</td>'
-                   f'<td>{_diag(r.get("diagnosis")) if v not in (None, "consistent") else ""}</td></tr>')
+                   f'<td>{_verdict_html(v)}</td><td>{_e(r["source"] or "")}</td><td>{diag}</td></tr>')
     out.append("</table>")
+    for i, k in enumerate(shared, start=1):
+        rs = covers[k]
+        out.append(f'<p class=shareddiag id="{_e(anchor)}diag-{i}">Diagnosis {i}, for the {len(rs)} rows '
+                   + ", ".join(_e(r["label"]) for r in rs)
+                   + f": {_diag(rs[0]['diagnosis'])}</p>")
     return "".join(out)
 
 
@@ -341,9 +356,9 @@ def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = 
         pv = pivot(rows)
         if pv is not None:
             out.append(_pivot_html(pv) + "<details><summary>As a list: difference, verdict, diagnosis</summary>"
-                       + _long_table(rows) + "</details>")
+                       + _long_table(rows, f"{aid}-{m}-") + "</details>")
         else:
-            out.append(_long_table(rows))
+            out.append(_long_table(rows, f"{aid}-{m}-"))
         out.append(dot_plot(rows))
     if png:
         out.append(_img(png))
