@@ -215,3 +215,11 @@ def test_a_diagnosis_shared_by_rows_is_written_once():
     assert note and int(note.group(2)) == len(rows)
     assert all(rh._e(t["label"]) in note.group(3) for t in rows)
     assert page.count(f'href="#{note.group(1)}"') == len(rows)
+
+
+def test_header_says_what_was_verified():
+    r = dict(rec(TABLE1), verified={"commit": "a" * 40, "date": "2026-11-25", "cells": 37, "identical": 37})
+    page = rh.render([(r, None)], "paper", head_commit="b" * 40)
+    assert "1 of 1 reproductions verified" in page and "37 of 37 cells" in page and "commit aaaaaaaaaa on 2026-11-25" in page
+    unverified = {k: v for k, v in r.items() if k != "verified"}
+    assert "reproductions verified" not in rh.render([(unverified, None)], "paper", head_commit="b" * 40)

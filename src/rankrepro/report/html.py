@@ -469,6 +469,13 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
             f"<h1>rankrepro: replication report</h1>"
             f"<p>Scale <b>{_e(scale)}</b>. Generated from git commit {_e(head_commit)}. Every number below "
             "comes from a run of this pipeline; published values are shown beside them, never used as results.</p>")
+    verified = [r["verified"] for r in reproduced if r.get("verified")]
+    if verified:
+        by = sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: cv[1])
+        head += (f"<p>{len(verified)} of {len(reproduced)} reproductions verified: their cells recomputed by "
+                 "<code>rankrepro verify</code> and found identical bit for bit "
+                 f"({sum(v['identical'] for v in verified)} of {sum(v['cells'] for v in verified)} cells; "
+                 + "; ".join(f"commit {_e(c[:10])} on {_e(d)}" for c, d in by) + ").</p>")
     n_stale = [r for r, _ in records if stale[r["name"]]]
     if n_stale:
         head += (f'<p class=stale id=stale><b>{len(n_stale)} of {n_art} artefacts have stale provenance</b>: the code '
