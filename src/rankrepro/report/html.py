@@ -52,7 +52,7 @@ margin:.3em;min-width:11em}.card b{font-size:1.5em;display:block}img{max-width:1
 pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:.8em;max-height:28em}details{margin:.4em 0}
 .files{font-size:.85em;color:#444}.files a{margin-right:.8em}.stale{background:#fdecea;border:1px solid #e7b3ad;
 padding:.3em .6em}.legend span{margin-right:1.2em}.dotplot{display:block;margin:.4em 0 1em}
-.dotplot text{font-size:11px;fill:#333}[hidden]{display:none!important}
+.dotplot text{font-size:11px;fill:#333}.kept{background:#fff4d6;border:1px solid #e8c66a;padding:.3em .6em}[hidden]{display:none!important}
 """
 
 
@@ -322,7 +322,10 @@ def _disagreements(rec: dict) -> int:
         sum(c["verdict"] == "not held" for c in rec.get("claims", []))
 
 
-def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = (), stale: str | None = None) -> str:
+def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = (), stale: str | None = None,
+                     kept: str | None = None) -> str:
+    """``kept``: why this reproduced record could not be rerun here (its data are absent) and
+    is shown as committed."""
     aid = f"{rec['paper']}-{rec['artefact']}"
     n_dis = _disagreements(rec)
     out = [f'<section class="artefact" id="{_e(aid)}" data-disagreements="{n_dis}"><h3>{_e(rec["title"])}</h3>'
@@ -330,6 +333,8 @@ def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = 
            + ("".join(f'<a href="{_e(href)}">{_e(lab)}</a>' for lab, href in files) or "none yet") + "</p>"]
     if stale:
         out.append(f'<p class=stale>Provenance is stale: these outputs were {_e(stale)}.</p>')
+    if kept:
+        out.append(f'<p class="kept">Data absent here: this artefact {_e(kept)}.</p>')
     if rec.get("status") != "reproduced":
         out.append(f'<p class="ne">Not run: {_e(rec.get("reason"))}.</p>'
                    f'<p>How to obtain the data: {_e(rec.get("how_to_obtain"))}</p></section>')
@@ -437,10 +442,12 @@ def toc(records: list[tuple[dict, str | None]]) -> str:
 
 
 def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, list[tuple[str, str]]] | None = None,
-           head_commit: str | None = None) -> str:
+           head_commit: str | None = None, kept: dict[str, str] | None = None) -> str:
     """The page.  ``files``: per record name, the (label, relative link) of its files;
-    ``head_commit``: the commit the report is made from (default: the working tree's)."""
+    ``head_commit``: the commit the report is made from (default: the working tree's);
+    ``kept``: the reproduced records whose data are absent here, shown as committed (name -> why)."""
     files = files or {}
+    kept = kept or {}
     head_commit = head_commit or provenance.git_commit()
     stale = {r["name"]: staleness(r.get("git_commit"), head_commit) for r, _ in records}
     n_art = len(records)
@@ -474,6 +481,10 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
              'by diagnosis: ' + (", ".join(f"{_e(k)} {v}" for k, v in sorted(by_kind.items())) or "none") + "</div>"
              f'<div class=card><b>{subs}</b>artefacts on a substitute data set</div>'
              f'<div class=card><b>{len(not_run)}</b>artefacts not run</div>')
+    if kept:
+        score += (f'<p class="kept"><b>{len(kept)}</b> reproduced artefact(s) could not be rerun here, their data '
+                  "being absent; their committed records are shown: "
+                  + ", ".join(f'<a href="#{_e(n.replace("/", "-"))}">{_e(n)}</a>' for n in sorted(kept)) + ".</p>")
     if not_run:
         score += "<ul>" + "".join(f"<li>{_e(r['title'])}: {_e(r.get('reason'))}</li>" for r in not_run) + "</ul>"
     score += "<h3>Artefacts</h3><table><tr><th>paper</th><th>artefact (paper's numbering)</th><th>file name</th><th>data</th>" \
@@ -496,7 +507,7 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         body.append(f'<section class="paper" id="{_e(paper)}"><h2>{_e(PAPERS.get(paper, paper))}</h2>')
         for r, png in records:
             if r["paper"] == paper:
-                body.append(artefact_section(r, png, files.get(r["name"], []), stale[r["name"]]))
+                body.append(artefact_section(r, png, files.get(r["name"], []), stale[r["name"]], kept.get(r["name"])))
         body.append("</section>")
     how = ("<section id=reading><h2>How to read this report</h2><p>Reproduced values are means over the Monte-Carlo "
            "trials with 95% Student-t intervals. A published value is <i>consistent</i> when its interval (or the value, "
@@ -518,7 +529,8 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
     return (head + how + score + "".join(body) + f"</main></div><script>{SCRIPT}</script></body></html>")
 
 
-def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str) -> None:
+def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str,
+                 kept: dict[str, str] | None = None) -> None:
     records, files = [], {}
     out_dir = Path(out_html).parent
     for p in json_paths:
@@ -527,7 +539,7 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
         records.append((rec, png))
         files[rec["name"]] = artefact_files(p, png, out_dir)
     records.sort(key=lambda rp: (rp[0]["paper"], rp[0]["artefact"]))
-    page = render(records, scale, files)
+    page = render(records, scale, files, kept=kept)
     atomic_write(out_html, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
 
 
