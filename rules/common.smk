@@ -1,11 +1,38 @@
 # Shared helpers: the catalog, data availability, output locations and input functions.
+import difflib
 import json
 import re
 import sys
 from pathlib import Path
 
+import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
+from snakemake.utils import validate
+
+
+def check_config(config, schema_path):
+    """Stop at once on a workflow config key or value the schema does not know, naming it and
+    the closest known one (``--config scael=smoke`` must not start the paper-scale run);
+    then Snakemake's own validation against the schema (types, defaults)."""
+    props = yaml.safe_load(Path(schema_path).read_text())["properties"]
+    for key, value in config.items():
+        if key not in props:
+            near = difflib.get_close_matches(str(key), list(props), n=1, cutoff=0.5)
+            raise WorkflowError(f"unknown config key {key!r}" + (f": did you mean {near[0]!r}?" if near else "")
+                                + f" (known keys: {', '.join(props)}; rules/schemas/config.schema.yaml)")
+        allowed = props[key].get("enum")
+        if allowed is not None and value not in allowed:
+            near = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1, cutoff=0.5)
+            raise WorkflowError(f"config key {key!r}: unknown value {value!r}"
+                                + (f": did you mean {near[0]!r}?" if near else "")
+                                + f" (known: {', '.join(map(str, allowed))})")
+
+
+# before anything slow: a typo in --config stops here, in about a second
+check_config(config, Path(workflow.basedir) / "rules" / "schemas" / "config.schema.yaml")
+validate(config, "schemas/config.schema.yaml")
+
 
 from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
