@@ -170,3 +170,21 @@ def test_substitute_label_names_the_data_actually_used():
     assert lab.startswith(f"SUBSTITUTE {DATASETS['letor4-mq2008'].title} (letor4-mq2008) in place of "
                           f"{DATASETS['letor3-td2003'].title} (letor3-td2003)")
     assert lab.endswith("the paper's data and protocol: LETOR TD2003 topic distillation (5 folds)")
+
+
+def _page(scale):
+    recs = [(rec(p), None) for p in sorted((ROOT / "results").glob("*/*.json"))]
+    return rh.render(recs, scale, head_commit="0" * 40)
+
+
+def test_a_report_not_at_paper_scale_says_its_verdicts_are_not_evidence():
+    page = _page("smoke")
+    top = page.index("<main>")
+    # at the top, before anything else of the page, and in the scorecard's heading and text
+    assert page.index('id="not-evidence"') - top < 400
+    assert "Scale smoke: these verdicts are not evidence" in page[:page.index("id=reading")]
+    score = page[page.index('<section id="scorecard">'):]
+    assert score.startswith('<section id="scorecard"><h2>Scorecard (scale smoke: not evidence)</h2>')
+    assert "not evidence" in score[:score.index("class=card")]
+    paper = _page("paper")
+    assert "not evidence" not in paper and "<h2>Scorecard</h2>" in paper

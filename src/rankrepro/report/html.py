@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import provenance
 from ..io import atomic_write
-from .scorecard import artefact_score, scorecard
+from .scorecard import artefact_score, not_evidence, scorecard
 
 PAPERS = {
     "harrington2003": "Harrington (2003): Online ranking / collaborative filtering using the perceptron algorithm",
@@ -52,7 +52,8 @@ margin:.3em;min-width:11em}.card b{font-size:1.5em;display:block}img{max-width:1
 pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:.8em;max-height:28em}details{margin:.4em 0}
 .files{font-size:.85em;color:#444}.files a{margin-right:.8em}.stale{background:#fdecea;border:1px solid #e7b3ad;
 padding:.3em .6em}.legend span{margin-right:1.2em}.dotplot{display:block;margin:.4em 0 1em}
-.dotplot text{font-size:11px;fill:#333}.kept{background:#fff4d6;border:1px solid #e8c66a;padding:.3em .6em}[hidden]{display:none!important}
+.dotplot text{font-size:11px;fill:#333}.kept{background:#fff4d6;border:1px solid #e8c66a;padding:.3em .6em}
+.not-evidence{background:#fdecea;border:2px solid #b3261e;padding:.5em .8em;font-size:1.05em}[hidden]{display:none!important}
 """
 
 
@@ -464,13 +465,17 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
             f"<h1>rankrepro: replication report</h1>"
             f"<p>Scale <b>{_e(scale)}</b>. Generated from git commit {_e(head_commit)}. Every number below "
             "comes from a run of this pipeline; published values are shown beside them, never used as results.</p>")
+    caveat = not_evidence(scale)
+    if caveat:
+        head += f'<p class="not-evidence" id="not-evidence"><b>{_e(caveat.split(". ", 1)[0])}.</b> {_e(caveat.split(". ", 1)[1])}</p>'
     n_stale = [r for r, _ in records if stale[r["name"]]]
     if n_stale:
         head += (f'<p class=stale id=stale><b>{len(n_stale)} of {n_art} artefacts have stale provenance</b>: made by an '
                  "older commit than this report's (rerun <code>snakemake</code> to bring them up to date): "
                  + ", ".join(f'<a href="#{_e(r["paper"])}-{_e(r["artefact"])}">{_e(r["name"])}</a>' for r in n_stale)
                  + ".</p>")
-    score = ('<section id="scorecard"><h2>Scorecard</h2>'
+    score = ('<section id="scorecard"><h2>Scorecard' + (f" (scale {_e(scale)}: not evidence)" if caveat else "") + '</h2>'
+             + (f'<p class="not-evidence">{_e(caveat)}</p>' if caveat else "") +
              f'<div class=card><b>{len(reproduced)} / {n_art}</b>artefacts reproduced</div>'
              f'<div class=card><b>{cons} / {n_cells}</b>published cells on original data consistent '
              f'(95% intervals overlap; {refs} more on substitute data shown as references)</div>'
