@@ -1,6 +1,7 @@
 # Shared helpers: the catalog, data availability, output locations and input functions.
 import difflib
 import json
+import logging
 import re
 import sys
 from pathlib import Path
@@ -28,6 +29,18 @@ def check_config(config, schema_path):
                                 + (f": did you mean {near[0]!r}?" if near else "")
                                 + f" (known: {', '.join(map(str, allowed))})")
 
+
+class _ExpectedMetadataNote(logging.Filter):
+    """Drop Snakemake's "N jobs have missing provenance/metadata so that it in part cannot be
+    used to trigger re-runs": in a fresh clone every committed output lacks Snakemake's metadata
+    (.snakemake/ is not committed) by design, and reruns here follow each cell's fingerprint
+    (pipeline/freshness.py), not that metadata; the note only alarms a newcomer."""
+
+    def filter(self, record):
+        return "have missing provenance/metadata" not in str(record.msg)
+
+
+logger.addFilter(_ExpectedMetadataNote())
 
 # before anything slow: a typo in --config stops here, in about a second
 check_config(config, Path(workflow.basedir) / "rules" / "schemas" / "config.schema.yaml")
