@@ -188,3 +188,21 @@ def test_a_report_not_at_paper_scale_says_its_verdicts_are_not_evidence():
     assert "not evidence" in score[:score.index("class=card")]
     paper = _page("paper")
     assert "not evidence" not in paper and "<h2>Scorecard</h2>" in paper
+
+
+def test_dot_plot_axis_is_labelled_with_the_metric_and_its_unit_in_readable_text():
+    rows = [r for r in rec(TABLE1)["table"] if r["metric"] == "test_rank_loss"]
+    svg = rh.dot_plot(rows)
+    label = re.search(r'<text class="axis-label"[^>]*>([^<]+)</text>', svg)
+    assert label and label.group(1) == "test_rank_loss (ranks, mean |predicted - true|)"
+    yu = [r for r in rec(YU)["table"] if r["metric"] == "mae"]
+    assert "mae (ranks" in rh.dot_plot(yu)
+    assert rh.axis_label("test_ndcg@10") == "test_ndcg@10 (score from 0 to 1)"
+    assert rh.axis_label("online_rank_loss", 5000).startswith("online_rank_loss at round 5000 (ranks")
+    # the plot's text sizes in the page's style: none below 12px
+    sizes = [int(m) for m in re.findall(r"\.dotplot text[^{]*\{font-size:(\d+)px", rh.CSS)]
+    assert sizes and min(sizes) >= 12
+    # the axis label lies inside the drawing, below the tick labels
+    h = int(re.search(r'height="(\d+)"', svg).group(1))
+    ticks_y = max(float(y) for y in re.findall(r'<text class="tick" x="[^"]+" y="([^"]+)"', svg))
+    assert ticks_y < float(re.search(r'class="axis-label" x="[^"]+" y="([^"]+)"', svg).group(1)) < h

@@ -52,7 +52,8 @@ margin:.3em;min-width:11em}.card b{font-size:1.5em;display:block}img{max-width:1
 pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:.8em;max-height:28em}details{margin:.4em 0}
 .files{font-size:.85em;color:#444}.files a{margin-right:.8em}.stale{background:#fdecea;border:1px solid #e7b3ad;
 padding:.3em .6em}.legend span{margin-right:1.2em}.dotplot{display:block;margin:.4em 0 1em}
-.dotplot text{font-size:11px;fill:#333}.kept{background:#fff4d6;border:1px solid #e8c66a;padding:.3em .6em}
+.dotplot text{font-size:13px;fill:#222}.dotplot text.tick{font-size:12px;fill:#444}
+.dotplot text.axis-label{font-size:13px;font-weight:600}.kept{background:#fff4d6;border:1px solid #e8c66a;padding:.3em .6em}
 .not-evidence{background:#fdecea;border:2px solid #b3261e;padding:.5em .8em;font-size:1.05em}[hidden]{display:none!important}
 """
 
@@ -165,6 +166,27 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
+def metric_unit(metric: str) -> str | None:
+    """The unit of a metric of the records, for an axis (None when it has none to say)."""
+    if metric.endswith("_seconds"):
+        return "seconds"
+    if metric.endswith("per_second"):
+        return "pair visits per second"
+    if "rank_loss" in metric or metric == "mae":
+        return "ranks, mean |predicted - true|"
+    if metric == "zero_one":
+        return "fraction of ranks wrong"
+    if any(k in metric for k in ("ndcg", "map", "_ap", "_rr")):
+        return "score from 0 to 1"
+    return {"list_discordant": "misranked pairs", "regret": "utility per round", "em_iterations": "iterations",
+            "selected_step": "training steps"}.get(metric)
+
+
+def axis_label(metric: str, rnd=None) -> str:
+    unit = metric_unit(metric)
+    return metric + (f" at round {rnd}" if rnd is not None else "") + (f" ({unit})" if unit else "")
+
+
 def dot_plot(rows: list[dict]) -> str:
     """Paper against reproduction for one metric's table, as an inline SVG: per cell the
     reproduced mean with its 95% interval (filled dot and bar) and the published value (open
@@ -181,8 +203,10 @@ def dot_plot(rows: list[dict]) -> str:
     lo, hi = min(xs), max(xs)
     pad = (hi - lo) * 0.05 or abs(hi) * 0.05 or 0.05
     lo, hi = lo - pad, hi + pad
-    left, width, rh, top = 230, 430, 16, 8
-    h = top + rh * len(rows) + 30
+    # text at 13px (tick labels 12px), the axis labelled with the metric and its unit below the ticks
+    left, width, rh, top = 270, 460, 21, 8
+    axis = top + rh * len(rows)
+    h = axis + 50
 
     def x(v: float) -> float:
         return left + (v - lo) / (hi - lo) * width
@@ -191,9 +215,12 @@ def dot_plot(rows: list[dict]) -> str:
     out = [f'<svg class="dotplot" role="img" width="{left + width + 20}" height="{h}" '
            f'viewBox="0 0 {left + width + 20} {h}" xmlns="http://www.w3.org/2000/svg">'
            f'<title>published value (diamond) against the reproduced 95% interval (dot and bar), per cell</title>']
+    out.append(f'<line x1="{left}" x2="{left + width}" y1="{axis}" y2="{axis}" stroke="#999"/>')
     for t in _nice_ticks(lo, hi):
-        out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top - 4}" y2="{h - 22}" stroke="#e3e3e3"/>'
-                   f'<text x="{x(t):.1f}" y="{h - 8}" text-anchor="middle">{t:g}</text>')
+        out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top - 4}" y2="{axis + 4}" stroke="#e3e3e3"/>'
+                   f'<text class="tick" x="{x(t):.1f}" y="{axis + 18}" text-anchor="middle">{t:g}</text>')
+    out.append(f'<text class="axis-label" x="{left + width / 2:.1f}" y="{axis + 40}" text-anchor="middle">'
+               f'{_e(axis_label(rows[0]["metric"], rows[0].get("round")))}</text>')
     for i, r in enumerate(rows):
         y = top + rh * i + rh / 2
         c = colour.get(r["verdict"] or "", "#1a4f8b")
