@@ -55,15 +55,6 @@ NO_MIRROR = ("needs the data mirror (set RANKREPRO_DATA_MIRROR to a folder of th
              "../shared/datasets beside the checkout; docs/data.md): none on this machine")
 
 
-@pytest.fixture
-def mirror() -> Path:
-    """The data mirror; the test is skipped, saying what it needs, when there is none."""
-    m = data_mirror()
-    if m is None:
-        pytest.skip(NO_MIRROR)
-    return m
-
-
 @pytest.fixture(scope="session")
 def repo_data():
     """The repository's data/ with every data set that can be had fetched, verified and
