@@ -1,8 +1,51 @@
 # Shared helpers: the catalog, data availability, output locations and input functions.
+import difflib
+import json
+import logging
+import re
 import sys
 from pathlib import Path
 
+import yaml
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
+from snakemake.utils import validate
+
+
+def check_config(config, schema_path):
+    """Stop at once on a workflow config key or value the schema does not know, naming it and
+    the closest known one (``--config scael=smoke`` must not start the paper-scale run);
+    then Snakemake's own validation against the schema (types, defaults)."""
+    props = yaml.safe_load(Path(schema_path).read_text())["properties"]
+    for key, value in config.items():
+        if key not in props:
+            near = difflib.get_close_matches(str(key), list(props), n=1, cutoff=0.5)
+            raise WorkflowError(f"unknown config key {key!r}" + (f": did you mean {near[0]!r}?" if near else "")
+                                + f" (known keys: {', '.join(props)}; rules/schemas/config.schema.yaml)")
+        allowed = props[key].get("enum")
+        if allowed is not None and value not in allowed:
+            near = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1, cutoff=0.5)
+            raise WorkflowError(f"config key {key!r}: unknown value {value!r}"
+                                + (f": did you mean {near[0]!r}?" if near else "")
+                                + f" (known: {', '.join(map(str, allowed))})")
+
+
+class _ExpectedMetadataNote(logging.Filter):
+    """Drop Snakemake's "N jobs have missing provenance/metadata so that it in part cannot be
+    used to trigger re-runs": in a fresh clone every committed output lacks Snakemake's metadata
+    (.snakemake/ is not committed) by design, and reruns here follow each cell's fingerprint
+    (pipeline/freshness.py), not that metadata; the note only alarms a newcomer."""
+
+    def filter(self, record):
+        return "have missing provenance/metadata" not in str(record.msg)
+
+
+logger.addFilter(_ExpectedMetadataNote())
+
+# before anything slow: a typo in --config stops here, in about a second
+check_config(config, Path(workflow.basedir) / "rules" / "schemas" / "config.schema.yaml")
+validate(config, "schemas/config.schema.yaml")
+
 
 from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
@@ -47,6 +90,67 @@ DATA_STATUS = {name: data_status(exp.cfg.dataset.source, probe=DOWNLOAD) for nam
 FORCE = str(config.get("force", False)).lower() in ("1", "true", "yes")
 if not FORCE:
     sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH)
+
+
+def _record(path):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def kept_records():
+    """The artefacts whose data cannot be had here but whose record is kept as it is (name ->
+    why), instead of being aggregated again: an absent data set never replaces a reproduced
+    record (nor its table and figure) with a not-run one.  A not-run record is kept too while
+    it was written from the same config (rewriting it would only change its commit and
+    machine), unless force=true."""
+    kept = {}
+    for name, exp in CATALOG.items():
+        status = DATA_STATUS[name]
+        if status.runnable:
+            continue
+        rec = _record(f"{PREFIX}results/{exp.paper}/{exp.artefact}.json")
+        if rec is None:
+            continue
+        if rec.get("status") == "reproduced":
+            kept[name] = (f"could not be rerun here ({status.reason}); its reproduced record (table, figure) "
+                          f"made by commit {str(rec.get('git_commit'))[:10]} is kept unchanged")
+        elif not FORCE and rec.get("config_fingerprint") == config_fingerprint(exp):
+            kept[name] = f"not run ({status.reason}); its not-run record is current and kept"
+    return kept
+
+
+# decided once, before any job: these records (and figures) are inputs of the report, not
+# outputs of any job (the aggregate and figure rules do not match them, see kept_constraint)
+KEPT = kept_records()
+
+
+def _say_kept():
+    by_reason = {}
+    for name in KEPT:
+        if name in CATALOG and "could not be rerun" in KEPT[name]:
+            by_reason.setdefault(DATA_STATUS[name].reason, []).append(name)
+    if by_reason:
+        logger.warning("Not rerun here, their data being absent (rankrepro data-status, docs/data.md); their "
+                       "reproduced records, tables and figures are kept unchanged:\n"
+                       + "\n".join(f"  {', '.join(names)}: {why}" for why, names in by_reason.items()))
+
+
+_say_kept()
+
+
+def kept_constraint(paths):
+    """A constraint for a rule's {paper} wildcard that no output ``<paper>/<name>.<ext>`` of
+    ``paths`` matches (a rule-level wildcard constraint: the rule cannot make them)."""
+    if not paths:
+        return r"[A-Za-z0-9_]+"
+    return r"(?!(?:" + "|".join(re.escape(p) for p in sorted(paths)) + r")\.)[A-Za-z0-9_]+"
+
+
+KEPT_RECORDS = kept_constraint([n for n in KEPT])
+KEPT_FIGURES = kept_constraint([f"{CATALOG[n].paper}/{CATALOG[n].figure_file}" for n in KEPT
+                                if CATALOG[n].figure_file is not None])
 
 
 wildcard_constraints:
@@ -145,8 +249,11 @@ def records():
 
 
 def figures():
+    # a kept record's committed figure too, when there is one
     return made([out(f"figures/{e.paper}/{e.figure_file}.png") for e in CATALOG.values()
-                 if e.cfg.experiment.figure is not None and runnable(e)])
+                 if e.cfg.experiment.figure is not None and runnable(e)]
+                + [p for e in CATALOG.values() if e.name in KEPT and e.figure_file is not None
+                   and Path(p := out(f"figures/{e.paper}/{e.figure_file}.png")).is_file()])
 
 
 def preprocess_options(wildcards):

@@ -47,7 +47,11 @@ rule run_all_cells:
         "../scripts/run_all_cells.py"
 
 
+# a record kept as it is (common.smk: kept_records, e.g. a reproduced one whose data are absent
+# here) is no output of this rule, nor its figure of the figure rule
 rule aggregate:
+    wildcard_constraints:
+        paper=KEPT_RECORDS,
     input:
         cells=cell_files,
     output:
@@ -76,6 +80,8 @@ rule aggregate:
 # figures are named by the paper's numbering (experiment.figure.file, e.g. fig3b), which
 # need not be the artefact's name: the input functions find the artefact of a figure
 rule figure:
+    wildcard_constraints:
+        paper=KEPT_FIGURES,
     input:
         summary=lambda w: out(f"results/{w.paper}/{artefact_of_figure(w)}.csv"),
         record=lambda w: out(f"results/{w.paper}/{artefact_of_figure(w)}.json"),

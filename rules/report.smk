@@ -16,6 +16,8 @@ rule report:
         out("logs/report.log"),
     params:
         scale=SCALE,
+        # the reproduced records kept although their data are absent here, and why
+        kept={n: why for n, why in KEPT.items() if "could not be rerun" in why},
     conda:
         "../environment.yml"
     script:

@@ -4,4 +4,5 @@ from rankrepro.pipeline.jobs import job_report
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 with job_timer("report", None, None):
-    job_report(list(sm.input.records), list(sm.input.figures), sm.params.scale, sm.output[0])
+    job_report(list(sm.input.records), list(sm.input.figures), sm.params.scale, sm.output[0],
+               kept=dict(sm.params.kept))

@@ -52,6 +52,21 @@ def separable_stream(rng, n, d, k, gamma, nonneg=False):
     return np.array(X), np.array(y), w, b
 
 
+def data_mirror() -> Path | None:
+    """The data mirror the suite uses: $RANKREPRO_DATA_MIRROR, else ../shared/datasets beside
+    the checkout (as CI has it); None when neither exists."""
+    env = os.environ.get("RANKREPRO_DATA_MIRROR")
+    if env:
+        return Path(env) if Path(env).is_dir() else None
+    mirror = ROOT.parent / "shared" / "datasets"
+    return mirror if mirror.is_dir() else None
+
+
+#: the reason a test that needs the downloaded data sets is skipped without them
+NO_MIRROR = ("needs the data mirror (set RANKREPRO_DATA_MIRROR to a folder of the data sets, or put them in "
+             "../shared/datasets beside the checkout; docs/data.md): none on this machine")
+
+
 @pytest.fixture(scope="session")
 def repo_data():
     """The repository's data/ with every data set that can be had fetched, verified and

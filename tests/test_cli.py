@@ -94,3 +94,22 @@ def test_no_guess_for_a_key_that_exists(capsys, monkeypatch):
     assert main(["run", "harrington2003/table1", "algorithms.oap_bpm.grid.tau=[0.1,0.3]"]) == 2
     err = capsys.readouterr().err.strip()
     assert "at key 'experiment.published[" in err and "did you mean" not in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["harrington2003/tabel1"], "at key 'experiment': no file config/experiment/harrington2003/tabel1.yaml"),
+    (["harrington2003/table1", "--scale", "smok"], "at key 'scale': unknown scale 'smok' (known: paper, smoke); "
+                                                   "did you mean 'smoke'?"),
+    (["harrington2003/table1", "experiment.n_trials"], "override 'experiment.n_trials' is not key=value"),
+    (["harrington2003/table1", "=3"], "override '=3' is not key=value"),
+])
+def test_config_errors_found_without_the_config_come_before_the_heavy_imports(args, message):
+    """An unknown experiment or scale and a malformed override are reported before Hydra, the
+    learners or numba are imported (seconds on a loaded machine): in a fresh interpreter none of
+    them is loaded when the error is printed."""
+    code = ("import sys\nfrom rankrepro.cli import main\nrc = main(['run', *sys.argv[1:]])\n"
+            "heavy = [m for m in ('hydra', 'omegaconf', 'numba', 'numpy', 'rankrepro.pipeline.catalog') if m in sys.modules]\n"
+            "print(rc, heavy)")
+    r = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "2 []", r.stdout + r.stderr
+    assert r.stderr.startswith("rankrepro: error: ") and message in r.stderr and len(r.stderr.splitlines()) == 1

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, make_fresh_clone
+from conftest import NO_MIRROR, ROOT, data_mirror, make_fresh_clone
 
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 #: the learners defined in algorithms/prank.py (written out by hand: what the imports must give)
@@ -19,9 +19,8 @@ PRANK_MODULE = {"prank", "si_prank", "no_prank", "mu_prank", "voted_prank"}
 
 def _env(clone: Path) -> dict:
     env = dict(os.environ)
-    mirror = ROOT.parent / "shared" / "datasets"
-    if "RANKREPRO_DATA_MIRROR" not in env and mirror.is_dir():
-        env["RANKREPRO_DATA_MIRROR"] = str(mirror)
+    if "RANKREPRO_DATA_MIRROR" not in env and data_mirror() is not None:
+        env["RANKREPRO_DATA_MIRROR"] = str(data_mirror())
     # the clone's workflow imports the clone's package, edits included
     env["PYTHONPATH"] = os.pathsep.join([str(clone / "src"), env.get("PYTHONPATH", "")])
     return env
@@ -29,6 +28,8 @@ def _env(clone: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def clone(tmp_path_factory, repo_data):
+    if data_mirror() is None:
+        pytest.skip(NO_MIRROR)
     c = tmp_path_factory.mktemp("coderuns") / "rankrepro"
     return make_fresh_clone(c, repo_data, _env(c))
 

@@ -117,7 +117,9 @@ def test_query_minmax():
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
     if not HAVE_MIRROR:
-        pytest.skip("no data mirror on this machine")
+        from conftest import NO_MIRROR
+
+        pytest.skip(NO_MIRROR)
     paths = F.Paths.under(tmp_path_factory.mktemp("data"))
     return paths
 

@@ -1,5 +1,4 @@
 """Readers on small files written in each official format, malformed input, and fuzzing."""
-import os
 import random
 import re
 import signal
@@ -235,7 +234,9 @@ def test_bpmf_structural_faults(tmp_path):
 # -------------------------------------------------------------------------------------
 # the official files: every structural check passes on the mirror's copies
 # -------------------------------------------------------------------------------------
-MIRROR = Path(os.environ.get("RANKREPRO_DATA_MIRROR", "/nonexistent"))
+from conftest import NO_MIRROR, data_mirror  # noqa: E402
+
+MIRROR = data_mirror()
 
 
 @pytest.mark.parametrize("rel,kind,count", [("cystic-fibrosis/cfquery", "cfquery", 4_819),
@@ -244,9 +245,11 @@ MIRROR = Path(os.environ.get("RANKREPRO_DATA_MIRROR", "/nonexistent"))
                                             ("letor4-mq2008/S1.txt", "letor4", 2_933),
                                             ("movielens-100k/u.data", "movielens_100k", 100_000)])
 def test_official_files_pass_the_structural_checks(rel, kind, count):
+    if MIRROR is None:
+        pytest.skip(NO_MIRROR)
     p = MIRROR / rel
     if not p.is_file():
-        pytest.skip(f"{p} not present (set RANKREPRO_DATA_MIRROR)")
+        pytest.skip(f"needs {rel} in the data mirror {MIRROR}: not there")
     r = R.read_letor(p, n_features=46, max_label=2) if kind == "letor4" else read(kind, p)
     n = r.y.size if isinstance(r, R.LetorData) else r.query.size if isinstance(r, R.Judgments) else len(r)
     assert n == count

@@ -223,3 +223,39 @@ def test_header_says_what_was_verified():
     assert "1 of 1 reproductions verified" in page and "37 of 37 cells" in page and "commit aaaaaaaaaa on 2026-11-25" in page
     unverified = {k: v for k, v in r.items() if k != "verified"}
     assert "reproductions verified" not in rh.render([(unverified, None)], "paper", head_commit="b" * 40)
+
+
+def _page(scale):
+    recs = [(rec(p), None) for p in sorted((ROOT / "results").glob("*/*.json"))]
+    return rh.render(recs, scale, head_commit="0" * 40)
+
+
+def test_a_report_not_at_paper_scale_says_its_verdicts_are_not_evidence():
+    page = _page("smoke")
+    top = page.index("<main>")
+    # at the top, before anything else of the page, and in the scorecard's heading and text
+    assert page.index('id="not-evidence"') - top < 400
+    assert "Scale smoke: these verdicts are not evidence" in page[:page.index("id=reading")]
+    score = page[page.index('<section id="scorecard">'):]
+    assert score.startswith('<section id="scorecard"><h2>Scorecard (scale smoke: not evidence)</h2>')
+    assert "not evidence" in score[:score.index("class=card")]
+    paper = _page("paper")
+    assert "not evidence" not in paper and "<h2>Scorecard</h2>" in paper
+
+
+def test_dot_plot_axis_is_labelled_with_the_metric_and_its_unit_in_readable_text():
+    rows = [r for r in rec(TABLE1)["table"] if r["metric"] == "test_rank_loss"]
+    svg = rh.dot_plot(rows)
+    label = re.search(r'<text class="axis-label"[^>]*>([^<]+)</text>', svg)
+    assert label and label.group(1) == "test_rank_loss (ranks, mean |predicted - true|)"
+    yu = [r for r in rec(YU)["table"] if r["metric"] == "mae"]
+    assert "mae (ranks" in rh.dot_plot(yu)
+    assert rh.axis_label("test_ndcg@10") == "test_ndcg@10 (score from 0 to 1)"
+    assert rh.axis_label("online_rank_loss", 5000).startswith("online_rank_loss at round 5000 (ranks")
+    # the plot's text sizes in the page's style: none below 12px
+    sizes = [int(m) for m in re.findall(r"\.dotplot text[^{]*\{font-size:(\d+)px", rh.CSS)]
+    assert sizes and min(sizes) >= 12
+    # the axis label lies inside the drawing, below the tick labels
+    h = int(re.search(r'height="(\d+)"', svg).group(1))
+    ticks_y = max(float(y) for y in re.findall(r'<text class="tick" x="[^"]+" y="([^"]+)"', svg))
+    assert ticks_y < float(re.search(r'class="axis-label" x="[^"]+" y="([^"]+)"', svg).group(1)) < h

@@ -111,13 +111,13 @@ def did_you_mean(err, name: str, scale: str) -> str:
         if close:
             return close[0]
     if key == "experiment" or "no file config/experiment" in msg:
-        from .pipeline.catalog import list_experiments
+        from .config_files import list_experiments
 
         close = difflib.get_close_matches(name, list_experiments(), n=1, cutoff=0.6)
         return close[0] if close else ""
     m = re.search(r"Could not find '(\w+)/([^']+)'", msg)
     if m:
-        from .pipeline.catalog import find_config_dir
+        from .config_files import find_config_dir
 
         names = [p.stem for p in (find_config_dir() / m.group(1)).glob("*.yaml")]
         close = difflib.get_close_matches(m.group(2), names, n=1, cutoff=0.6)
@@ -172,20 +172,43 @@ def known_keys(name: str, scale: str) -> list[str]:
 # ------------------------------------------------------------------------------------
 # rankrepro run
 # ------------------------------------------------------------------------------------
+_OVERRIDE = re.compile(r"^[~+]{0,2}[A-Za-z_][\w.@/\[\]-]*=")
+
+
+def precheck(name: str, overrides: list[str], scale: str) -> None:
+    """The mistakes found without composing the config, with the standard library only (no
+    Hydra, learners or numba imported): a malformed override, an unknown experiment or scale.
+    Raises :class:`CliError` worded as the catalog's ConfigError."""
+    for o in overrides:
+        if not _OVERRIDE.match(o):
+            raise CliError(f"override '{o}' is not key=value (e.g. experiment.n_trials=3)")
+    from .config_files import find_config_dir, list_experiments, list_scales
+
+    root = find_config_dir()
+    known = list_experiments(root)
+    if name not in known:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        raise CliError(f"config error in experiment '{name}' at key 'experiment': no file config/experiment/"
+                       f"{name}.yaml (known: {', '.join(known)})" + (f"; did you mean '{close[0]}'?" if close else ""))
+    scales = list_scales(root)
+    if scale not in scales:
+        close = difflib.get_close_matches(scale, scales, n=1, cutoff=0.6)
+        raise CliError(f"config error in experiment '{name}' at key 'scale': unknown scale '{scale}' "
+                       f"(known: {', '.join(scales)})" + (f"; did you mean '{close[0]}'?" if close else ""))
+
+
 def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
                    out: str | Path | None = None, log=None) -> dict:
     """Run one experiment's cells and write its outputs under ``out`` as the workflow lays
     them out (results/<paper>/<artefact>.{csv,md,json,config.yaml}, its cells, figures/);
     returns the artefact record."""
+    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    precheck(name, overrides, scale)  # before the heavy imports: a mistake here is reported in a second
     from .data.status import data_status
     from .io import write_parquet
     from .pipeline.catalog import ConfigError, load_experiment, write_resolved
     from .pipeline.runner import run_cell
 
-    log = log or (lambda m: print(m, file=sys.stderr, flush=True))
-    for o in overrides:
-        if "=" not in o:
-            raise CliError(f"override '{o}' is not key=value (e.g. experiment.n_trials=3)")
     try:
         exp = load_experiment(name, scale, overrides=overrides)
     except ConfigError as e:

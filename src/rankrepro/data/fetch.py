@@ -257,6 +257,17 @@ class Availability:
         return self.state in ("verified", "mirror", "download")
 
 
+def how_to_obtain(entry: DatasetEntry) -> str:
+    """Where a user gets the data set: the registry's instructions, or its home page and the mirror."""
+    if entry.obtain:
+        return entry.obtain
+    how = (f"`make data` downloads it from its home page {entry.home}" if entry.downloadable else
+           f"Download it from {entry.home} and put its files in data/raw/{entry.name}/")
+    if entry.mirror_dir:
+        how += f", or set {MIRROR_ENV} to a folder holding {entry.mirror_dir}/"
+    return how + "."
+
+
 def availability(name: str, paths: Paths | None = None, mirror: Path | None = None, probe: bool = True) -> Availability:
     """Where data set ``name`` would come from, without fetching it."""
     entry = get(name)
@@ -272,9 +283,7 @@ def availability(name: str, paths: Paths | None = None, mirror: Path | None = No
     why = ("not in data/raw" + (f", not in the mirror (${MIRROR_ENV})" if mirror else f", no mirror (set {MIRROR_ENV})")
            + ((", home page unreachable" if probe else ", home page not tried (make data tries it)")
               if entry.downloadable else ", not downloadable"))
-    how = entry.obtain or f"Download it from {entry.home}, or set {MIRROR_ENV} to a folder holding " \
-                          f"{entry.mirror_dir or entry.name}/."
-    return Availability(name, "absent", why, how_to_obtain=how)
+    return Availability(name, "absent", why, how_to_obtain=how_to_obtain(entry))
 
 
 def resolve(name: str, paths: Paths | None = None, mirror: Path | None = None, probe: bool = True) -> Availability:

@@ -41,29 +41,9 @@ class ConfigError(ValueError):
         super().__init__(f"config error in experiment '{experiment}' at key '{key}': {message}")
 
 
-def find_config_dir(start: str | os.PathLike | None = None) -> Path:
-    """``$RANKREPRO_CONFIG_DIR``, else the nearest ``config/config.yaml`` above ``start``."""
-    env = os.environ.get("RANKREPRO_CONFIG_DIR")
-    if env:
-        return Path(env).resolve()
-    here = Path(start or Path.cwd()).resolve()
-    for p in [here, *here.parents]:
-        if (p / "config" / "config.yaml").is_file():
-            return p / "config"
-    raise FileNotFoundError("no config/config.yaml found above " + str(here) + "; set RANKREPRO_CONFIG_DIR")
-
-
-def list_experiments(config_dir: str | os.PathLike | None = None) -> list[str]:
-    """Every experiment as ``<paper>/<artefact>``, sorted."""
-    root = Path(config_dir) if config_dir else find_config_dir()
-    exp_dir = root / "experiment"
-    return sorted(str(p.relative_to(exp_dir).with_suffix("")).replace(os.sep, "/")
-                  for p in exp_dir.rglob("*.yaml") if not p.name.startswith("_"))
-
-
-def list_scales(config_dir: str | os.PathLike | None = None) -> list[str]:
-    root = Path(config_dir) if config_dir else find_config_dir()
-    return sorted(p.stem for p in (root / "scale").glob("*.yaml"))
+# find_config_dir, list_experiments, list_scales live in rankrepro.config_files (standard
+# library only, for the command line's early checks) and are re-exported here
+from ..config_files import find_config_dir, list_experiments, list_scales  # noqa: E402, F401
 
 
 # -------------------------------------------------------------------------------------

@@ -120,6 +120,7 @@ def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str]
 
     exp = _load(experiment, scale, config_dir)
     if status is not None and not status.get("runnable", True):
+        # the workflow never plans this for a reproduced record (rules/common.smk: kept_records)
         build_not_run(exp, status.get("reason", ""), status.get("how_to_obtain", ""), csv, md, json_out)
         return
     build_artefact(exp, cells, csv, md, json_out, data=status)
@@ -149,11 +150,14 @@ def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, p
     build_figure(exp, summary_csv, png, pdf, record)
 
 
-def job_report(json_paths: list[str], png_paths: list[str], scale: str, output: str) -> None:
+def job_report(json_paths: list[str], png_paths: list[str], scale: str, output: str,
+               kept: dict[str, str] | None = None) -> None:
+    """``kept``: the artefacts whose reproduced record is kept because their data are absent
+    here (name -> why), said in their sections."""
     from ..report.html import build_report
 
     pngs = {}
     for p in png_paths:
         parts = Path(p).with_suffix("").parts
         pngs["/".join(parts[-2:])] = p
-    build_report(list(json_paths), pngs, output, scale)
+    build_report(list(json_paths), pngs, output, scale, kept=kept)

@@ -17,7 +17,7 @@ from pathlib import Path
 from .. import provenance
 from ..pipeline import codeprint
 from ..io import atomic_write
-from .scorecard import artefact_score, scorecard
+from .scorecard import artefact_score, not_evidence, scorecard
 
 PAPERS = {
     "harrington2003": "Harrington (2003): Online ranking / collaborative filtering using the perceptron algorithm",
@@ -52,7 +52,9 @@ margin:.3em;min-width:11em}.card b{font-size:1.5em;display:block}img{max-width:1
 pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:.8em;max-height:28em}details{margin:.4em 0}
 .files{font-size:.85em;color:#444}.files a{margin-right:.8em}.stale{background:#fdecea;border:1px solid #e7b3ad;
 padding:.3em .6em}.legend span{margin-right:1.2em}.dotplot{display:block;margin:.4em 0 1em}
-.dotplot text{font-size:11px;fill:#333}[hidden]{display:none!important}
+.dotplot text{font-size:13px;fill:#222}.dotplot text.tick{font-size:12px;fill:#444}
+.dotplot text.axis-label{font-size:13px;font-weight:600}.kept{background:#fff4d6;border:1px solid #e8c66a;padding:.3em .6em}
+.not-evidence{background:#fdecea;border:2px solid #b3261e;padding:.5em .8em;font-size:1.05em}[hidden]{display:none!important}
 """
 
 
@@ -164,6 +166,27 @@ def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
+def metric_unit(metric: str) -> str | None:
+    """The unit of a metric of the records, for an axis (None when it has none to say)."""
+    if metric.endswith("_seconds"):
+        return "seconds"
+    if metric.endswith("per_second"):
+        return "pair visits per second"
+    if "rank_loss" in metric or metric == "mae":
+        return "ranks, mean |predicted - true|"
+    if metric == "zero_one":
+        return "fraction of ranks wrong"
+    if any(k in metric for k in ("ndcg", "map", "_ap", "_rr")):
+        return "score from 0 to 1"
+    return {"list_discordant": "misranked pairs", "regret": "utility per round", "em_iterations": "iterations",
+            "selected_step": "training steps"}.get(metric)
+
+
+def axis_label(metric: str, rnd=None) -> str:
+    unit = metric_unit(metric)
+    return metric + (f" at round {rnd}" if rnd is not None else "") + (f" ({unit})" if unit else "")
+
+
 def dot_plot(rows: list[dict]) -> str:
     """Paper against reproduction for one metric's table, as an inline SVG: per cell the
     reproduced mean with its 95% interval (filled dot and bar) and the published value (open
@@ -180,8 +203,10 @@ def dot_plot(rows: list[dict]) -> str:
     lo, hi = min(xs), max(xs)
     pad = (hi - lo) * 0.05 or abs(hi) * 0.05 or 0.05
     lo, hi = lo - pad, hi + pad
-    left, width, rh, top = 230, 430, 16, 8
-    h = top + rh * len(rows) + 30
+    # text at 13px (tick labels 12px), the axis labelled with the metric and its unit below the ticks
+    left, width, rh, top = 270, 460, 21, 8
+    axis = top + rh * len(rows)
+    h = axis + 50
 
     def x(v: float) -> float:
         return left + (v - lo) / (hi - lo) * width
@@ -190,9 +215,12 @@ def dot_plot(rows: list[dict]) -> str:
     out = [f'<svg class="dotplot" role="img" width="{left + width + 20}" height="{h}" '
            f'viewBox="0 0 {left + width + 20} {h}" xmlns="http://www.w3.org/2000/svg">'
            f'<title>published value (diamond) against the reproduced 95% interval (dot and bar), per cell</title>']
+    out.append(f'<line x1="{left}" x2="{left + width}" y1="{axis}" y2="{axis}" stroke="#999"/>')
     for t in _nice_ticks(lo, hi):
-        out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top - 4}" y2="{h - 22}" stroke="#e3e3e3"/>'
-                   f'<text x="{x(t):.1f}" y="{h - 8}" text-anchor="middle">{t:g}</text>')
+        out.append(f'<line x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top - 4}" y2="{axis + 4}" stroke="#e3e3e3"/>'
+                   f'<text class="tick" x="{x(t):.1f}" y="{axis + 18}" text-anchor="middle">{t:g}</text>')
+    out.append(f'<text class="axis-label" x="{left + width / 2:.1f}" y="{axis + 40}" text-anchor="middle">'
+               f'{_e(axis_label(rows[0]["metric"], rows[0].get("round")))}</text>')
     for i, r in enumerate(rows):
         y = top + rh * i + rh / 2
         c = colour.get(r["verdict"] or "", "#1a4f8b")
@@ -328,7 +356,9 @@ def _disagreements(rec: dict) -> int:
 
 
 def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = (),
-                     stale: tuple[str, str] | None = None) -> str:
+                     stale: tuple[str, str] | None = None, kept: str | None = None) -> str:
+    """``kept``: why this reproduced record could not be rerun here (its data are absent) and
+    is shown as committed."""
     aid = f"{rec['paper']}-{rec['artefact']}"
     n_dis = _disagreements(rec)
     out = [f'<section class="artefact" id="{_e(aid)}" data-disagreements="{n_dis}"><h3>{_e(rec["title"])}</h3>'
@@ -336,6 +366,8 @@ def artefact_section(rec: dict, png: str | None, files: list[tuple[str, str]] = 
            + ("".join(f'<a href="{_e(href)}">{_e(lab)}</a>' for lab, href in files) or "none yet") + "</p>"]
     if stale:
         out.append(f'<p class=stale>Provenance is stale: these outputs were {_e(stale[0])} ({stale[1]}).</p>')
+    if kept:
+        out.append(f'<p class="kept">Data absent here: this artefact {_e(kept)}.</p>')
     if rec.get("status") != "reproduced":
         out.append(f'<p class="ne">Not run: {_e(rec.get("reason"))}.</p>'
                    f'<p>How to obtain the data: {_e(rec.get("how_to_obtain"))}</p></section>')
@@ -449,10 +481,12 @@ def toc(records: list[tuple[dict, str | None]]) -> str:
 
 
 def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, list[tuple[str, str]]] | None = None,
-           head_commit: str | None = None) -> str:
+           head_commit: str | None = None, kept: dict[str, str] | None = None) -> str:
     """The page.  ``files``: per record name, the (label, relative link) of its files;
-    ``head_commit``: the commit the report is made from (default: the working tree's)."""
+    ``head_commit``: the commit the report is made from (default: the working tree's);
+    ``kept``: the reproduced records whose data are absent here, shown as committed (name -> why)."""
     files = files or {}
+    kept = kept or {}
     head_commit = head_commit or provenance.git_commit()
     stale = {r["name"]: staleness(r) for r, _ in records}
     n_art = len(records)
@@ -469,6 +503,9 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
             f"<h1>rankrepro: replication report</h1>"
             f"<p>Scale <b>{_e(scale)}</b>. Generated from git commit {_e(head_commit)}. Every number below "
             "comes from a run of this pipeline; published values are shown beside them, never used as results.</p>")
+    caveat = not_evidence(scale)
+    if caveat:
+        head += f'<p class="not-evidence" id="not-evidence"><b>{_e(caveat.split(". ", 1)[0])}.</b> {_e(caveat.split(". ", 1)[1])}</p>'
     verified = [r["verified"] for r in reproduced if r.get("verified")]
     if verified:
         by = sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: cv[1])
@@ -483,7 +520,8 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
                  "recomputes and compares them; <code>make reproduce</code> reruns the changed cells): "
                  + ", ".join(f'<a href="#{_e(r["paper"])}-{_e(r["artefact"])}">{_e(r["name"])}</a>' for r in n_stale)
                  + ".</p>")
-    score = ('<section id="scorecard"><h2>Scorecard</h2>'
+    score = ('<section id="scorecard"><h2>Scorecard' + (f" (scale {_e(scale)}: not evidence)" if caveat else "") + '</h2>'
+             + (f'<p class="not-evidence">{_e(caveat)}</p>' if caveat else "") +
              f'<div class=card><b>{len(reproduced)} / {n_art}</b>artefacts reproduced</div>'
              f'<div class=card><b>{cons} / {n_cells}</b>published cells on original data consistent '
              f'(95% intervals overlap; {refs} more on substitute data shown as references)</div>'
@@ -494,6 +532,10 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
              'by diagnosis: ' + (", ".join(f"{_e(k)} {v}" for k, v in sorted(by_kind.items())) or "none") + "</div>"
              f'<div class=card><b>{subs}</b>artefacts on a substitute data set</div>'
              f'<div class=card><b>{len(not_run)}</b>artefacts not run</div>')
+    if kept:
+        score += (f'<p class="kept"><b>{len(kept)}</b> reproduced artefact(s) could not be rerun here, their data '
+                  "being absent; their committed records are shown: "
+                  + ", ".join(f'<a href="#{_e(n.replace("/", "-"))}">{_e(n)}</a>' for n in sorted(kept)) + ".</p>")
     if not_run:
         score += "<ul>" + "".join(f"<li>{_e(r['title'])}: {_e(r.get('reason'))}</li>" for r in not_run) + "</ul>"
     score += "<h3>Artefacts</h3><table><tr><th>paper</th><th>artefact (paper's numbering)</th><th>file name</th><th>data</th>" \
@@ -516,7 +558,7 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         body.append(f'<section class="paper" id="{_e(paper)}"><h2>{_e(PAPERS.get(paper, paper))}</h2>')
         for r, png in records:
             if r["paper"] == paper:
-                body.append(artefact_section(r, png, files.get(r["name"], []), stale[r["name"]]))
+                body.append(artefact_section(r, png, files.get(r["name"], []), stale[r["name"]], kept.get(r["name"])))
         body.append("</section>")
     how = ("<section id=reading><h2>How to read this report</h2><p>Reproduced values are means over the Monte-Carlo "
            "trials with 95% Student-t intervals. A published value is <i>consistent</i> when its interval (or the value, "
@@ -538,7 +580,8 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
     return (head + how + score + "".join(body) + f"</main></div><script>{SCRIPT}</script></body></html>")
 
 
-def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str) -> None:
+def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str,
+                 kept: dict[str, str] | None = None) -> None:
     records, files = [], {}
     out_dir = Path(out_html).parent
     for p in json_paths:
@@ -547,7 +590,7 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
         records.append((rec, png))
         files[rec["name"]] = artefact_files(p, png, out_dir)
     records.sort(key=lambda rp: (rp[0]["paper"], rp[0]["artefact"]))
-    page = render(records, scale, files)
+    page = render(records, scale, files, kept=kept)
     atomic_write(out_html, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
 
 

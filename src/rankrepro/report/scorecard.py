@@ -61,6 +61,18 @@ def artefact_score(r: dict) -> ArtefactScore:
     return s
 
 
+def not_evidence(scale: str) -> str | None:
+    """What a report at a scale other than the papers' must say of its verdicts (None at paper
+    scale): a smoke run's few trials and rounds make its consistent / differs and held / not
+    held counts a check that the pipeline runs, not evidence about the papers."""
+    if scale == "paper":
+        return None
+    return (f"Scale {scale}: these verdicts are not evidence. Every artefact ran with far fewer trials, rounds "
+            "or items than the papers (this scale checks that the pipeline runs end to end), so the counts of "
+            "consistent cells and held claims say nothing about the replication; the paper-scale report "
+            "(results/report/index.html) is the one to read.")
+
+
 def scorecard(records: list[dict]) -> Scorecard:
     arts = [artefact_score(r) for r in records]
     by_kind: dict[str, int] = {}
