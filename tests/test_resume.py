@@ -7,10 +7,11 @@ uninterrupted computation of the same cells.
 Nothing here races the machine's speed: in the test's copy of the workflow each cell job waits
 at its start for a token the test hands out (a file one job renames to claim it), and says when
 it has finished.  Each interrupted run gets one token: one cell job runs to its end, the next
-one waits at the gate, and the signal comes at a random moment after the first ended -- while
-Snakemake records it, starts the next job or the next job waits.  So every interrupted run
-finishes exactly one more job, and the run is still going when the signal comes, however fast
-or slow the machine."""
+one waits at the gate, and the signal comes at a random moment after the first ended: for
+Ctrl-C anywhere from there (while Snakemake records the job, starts the next one, or the next
+one waits), for SIGTERM and SIGKILL once the next job waits (the first is then recorded).  So
+the run is still going when the signal comes, and the interrupted runs finish at least two
+cells between them, however fast or slow the machine."""
 import os
 import random
 import re
@@ -57,6 +58,7 @@ def _no_partial_files(w: Path, cells: Path) -> None:
 GATE = """
 import os as _os, time as _time
 _gate = _os.environ["RANKREPRO_TEST_GATE"]
+open(_os.path.join(_gate, f"waiting-{_os.getpid()}"), "w").close()
 while not _os.path.exists(_os.path.join(_gate, "open")):
     try:
         _os.rename(_os.path.join(_gate, "token"), _os.path.join(_gate, f"taken-{_os.getpid()}"))
@@ -75,13 +77,16 @@ def _give_token(gate: Path) -> None:
     os.replace(tmp, gate / "token")
 
 
-def _interrupt(cmd, w, env, cells, sig, rng, gate: Path) -> tuple[dict[str, int], dict[str, int]]:
+def _interrupt(cmd, w, env, cells, sig, rng, gate: Path, settle: bool) -> tuple[dict[str, int], dict[str, int]]:
     """Start the workflow, let exactly one cell job run to its end (one token), wait a random
-    moment (Snakemake records it and starts the next job, which waits at the gate), send
-    ``sig`` to Snakemake and its jobs, and return the cells finished before the signal (with
-    their mtimes) and each cell's number of runs."""
+    moment, send ``sig`` to Snakemake and its jobs, and return the cells finished before the
+    signal (with their mtimes) and each cell's number of runs.  Without ``settle`` the moment
+    falls anywhere after the job's work ended (Snakemake may not have recorded it yet: it is
+    then rerun); with ``settle`` after Snakemake has recorded it and started the next job,
+    which waits at the gate (so the run has made progress that survives)."""
     err = w / f"snakemake.{sig.name}.err"
     taken_before = {p.name for p in gate.glob("taken-*")}
+    waiting_before = {p.name for p in gate.glob("waiting-*")}
     with open(err, "w") as fh:
         proc = subprocess.Popen(cmd, cwd=w, env=env, stdout=subprocess.DEVNULL, stderr=fh, start_new_session=True,
                                 preexec_fn=as_from_a_terminal)
@@ -95,6 +100,13 @@ def _interrupt(cmd, w, env, cells, sig, rng, gate: Path) -> tuple[dict[str, int]
             if taken:
                 done_marker = gate / taken[0].name.replace("taken-", "done-")
             time.sleep(0.02)
+        if settle:
+            # Snakemake has recorded the finished job once it starts the next one (which waits)
+            mine = done_marker.name.replace("done-", "waiting-")
+            while not [p for p in gate.glob("waiting-*") if p.name not in waiting_before and p.name != mine]:
+                assert proc.poll() is None, f"the run before {sig.name} ended by itself: {err.read_text()[-2000:]}"
+                assert time.time() < deadline, f"no next job started before {sig.name}: {err.read_text()[-2000:]}"
+                time.sleep(0.02)
         time.sleep(rng.uniform(0.0, 0.6))
         assert proc.poll() is None, f"the run before {sig.name} ended by itself: {err.read_text()[-2000:]}"
         done = (_finished(cells), _runs(w))
@@ -136,7 +148,7 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path):
     n_cells = len(exp.cells) + len(getattr(exp, "sensitivity_cells", []))
     history = []  # (signal, cells finished before it)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-        done = _interrupt(cmd, w, env, cells, sig, rng, gate)
+        done = _interrupt(cmd, w, env, cells, sig, rng, gate, settle=sig != signal.SIGINT)
         history.append((sig, done))
         _no_partial_files(w, cells)
         assert len(done[0]) < n_cells, f"the run finished before {sig.name} (seed {seed})"
