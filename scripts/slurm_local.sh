@@ -8,8 +8,11 @@
 #   scripts/slurm_local.sh env      the line to paste so that sbatch/sinfo/sacct find this cluster
 #
 # Everything lives under $RANKREPRO_SLURM_DIR (default /var/lib/rankrepro-slurm): configs, state,
-# logs, the munge socket and key, MariaDB's data.  The clients find the cluster through
-# SLURM_CONF=$RANKREPRO_SLURM_DIR/etc/slurm.conf (nothing is written to /etc/slurm).  Every daemon
+# logs, the munge socket and key, MariaDB's data.  The clients find the cluster at SLURM's default
+# place, /etc/slurm/slurm.conf, a symbolic link to $RANKREPRO_SLURM_DIR/etc/slurm.conf made by
+# `start` and removed by `stop` (`start` refuses to replace a slurm.conf it did not write).  The
+# default place is needed: the job-step executor of Snakemake's plugin starts each job's `srun`
+# with every SLURM_* variable but a few removed, SLURM_CONF among them.  Every daemon
 # listens on 127.0.0.1 only, on ports that avoid SLURM's defaults (another SLURM or MySQL on the
 # machine is left alone): RANKREPRO_SLURM_PORT (default 16817) for slurmctld, +1 slurmd, +2 slurmdbd,
 # +3 MariaDB.
@@ -144,6 +147,14 @@ StoragePass=slurm
 StorageLoc=slurm_acct_db
 EOF
     chmod 600 "$DIR/etc/slurmdbd.conf"
+    # where sbatch, srun, sacct look by default (see the top of this file)
+    mkdir -p /etc/slurm
+    if [ -e /etc/slurm/slurm.conf ] || [ -L /etc/slurm/slurm.conf ]; then
+        [ "$(readlink /etc/slurm/slurm.conf)" = "$SLURM_CONF" ] \
+            || die "/etc/slurm/slurm.conf exists and is not this script's: another SLURM is configured here"
+    else
+        ln -s "$SLURM_CONF" /etc/slurm/slurm.conf
+    fi
 }
 
 start_munge() {
@@ -242,6 +253,9 @@ cmd_stop() {
     stop_pid slurmdbd "$DIR/run/slurmdbd.pid"
     stop_pid mariadbd "$DIR/run/mariadbd.pid"
     stop_pid munged "$DIR/run/munged.pid"
+    if [ "$(readlink /etc/slurm/slurm.conf 2>/dev/null)" = "$SLURM_CONF" ]; then
+        rm -f /etc/slurm/slurm.conf
+    fi
     log "stopped"
 }
 
