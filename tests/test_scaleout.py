@@ -138,11 +138,17 @@ def test_a_worker_killed_midway_loses_and_duplicates_no_trial(dask_cluster):
             done = int(re.search(r"(\d+)/\d+ trials", msg).group(1))
             if killed or done < 2:
                 return
-            # some trials done: kill the worker that is running one now
-            busy = client.run_on_scheduler(lambda dask_scheduler: {a: len(ws.processing)
-                                                                   for a, ws in dask_scheduler.workers.items()})
-            victim = max(busy, key=busy.get)
-            assert busy[victim] >= 1, busy
+            # some trials done: kill a worker that is running one now (one is, but between two
+            # tasks both may be idle for a moment: ask again then)
+            deadline = time.monotonic() + 10
+            while True:
+                busy = client.run_on_scheduler(lambda dask_scheduler: {a: len(ws.processing)
+                                                                       for a, ws in dask_scheduler.workers.items()})
+                victim = max(busy, key=busy.get)
+                if busy[victim] >= 1:
+                    break
+                assert time.monotonic() < deadline, busy
+                time.sleep(0.01)
             os.kill(pids[victim], signal.SIGKILL)
             killed.update(address=victim, done=done, running=busy[victim])
 
