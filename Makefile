@@ -72,3 +72,11 @@ lint: $(STAMP)
 
 clean-smoke:
 	rm -rf runs/smoke
+
+## the tests against real engines (marked `engines`, skipped by `make test`): the smoke workflow
+## through profiles/slurm on a single-node SLURM (scripts/slurm_local.sh; as root with apt-get,
+## else skipped) and a dask cluster losing a worker midway; a few minutes
+.PHONY: test-engines
+test-engines: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[slurm]'
+	$(PY) -m pytest -q -m engines

@@ -112,3 +112,15 @@ def make_fresh_clone(dest: Path, repo_data: Path, env: dict) -> Path:
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return dest
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``engines`` (a single-node SLURM started for the test, a dask cluster losing a
+    worker: minutes, daemons, packages installed as root) run only when asked for with
+    ``-m engines`` (``make test-engines``); any other run skips them."""
+    if "engines" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="a test against a real engine: run it with `make test-engines` (pytest -m engines)")
+    for item in items:
+        if "engines" in item.keywords:
+            item.add_marker(skip)
