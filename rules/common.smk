@@ -54,7 +54,7 @@ from rankrepro.data.status import data_status
 from rankrepro.pipeline.catalog import default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint, reused_trials
-from rankrepro.pipeline.jobs import BACKENDS, DEFAULT_BACKEND
+from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND
 from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
 
 SCALE = str(config.get("scale", "paper"))
@@ -88,7 +88,9 @@ DATA_STATUS = {name: data_status(exp.cfg.dataset.source, probe=DOWNLOAD) for nam
 # meaningful times): a cell whose fingerprint file no longer matches loses it (and reruns),
 # current outputs are dated after their inputs.  Skipped under --config force=true.
 FORCE = str(config.get("force", False)).lower() in ("1", "true", "yes")
-if not FORCE:
+# `snakemake --lint` only reads the workflow: it must not remove a stale cell's fingerprint
+LINTING = any(a == "--lint" or a.startswith("--lint=") for a in sys.argv[1:])
+if not FORCE and not LINTING:
     sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH)
 
 

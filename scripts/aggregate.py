@@ -1,6 +1,6 @@
 """Snakemake adapter: summary table, published comparison and claims of one artefact."""
 from rankrepro.timing import job_timer
-from rankrepro.pipeline.jobs import job_aggregate
+from rankrepro.jobs import job_aggregate
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 with job_timer("aggregate", sm.params.experiment, None):

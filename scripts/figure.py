@@ -1,6 +1,6 @@
 """Snakemake adapter: draw one figure artefact."""
 from rankrepro.timing import job_timer
-from rankrepro.pipeline.jobs import job_figure
+from rankrepro.jobs import job_figure
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 with job_timer("figure", sm.params.experiment, None):

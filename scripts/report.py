@@ -1,6 +1,6 @@
 """Snakemake adapter: the HTML replication report."""
 from rankrepro.timing import job_timer
-from rankrepro.pipeline.jobs import job_report
+from rankrepro.jobs import job_report
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 with job_timer("report", None, None):

@@ -1,6 +1,6 @@
 """Snakemake adapter: every sweep cell of one artefact in one job (option batch_cells=true)."""
 from rankrepro.timing import job_timer
-from rankrepro.pipeline.jobs import DEFAULT_BACKEND, job_run_all_cells
+from rankrepro.jobs import DEFAULT_BACKEND, job_run_all_cells
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 with job_timer("run_all_cells", sm.params.experiment, None, sm.threads):

@@ -1,6 +1,6 @@
 """Snakemake adapter: run the Monte-Carlo trials of one sweep cell."""
 from rankrepro.timing import job_timer
-from rankrepro.pipeline.jobs import DEFAULT_BACKEND, job_run_cell
+from rankrepro.jobs import DEFAULT_BACKEND, job_run_cell
 
 sm = snakemake  # noqa: F821 - injected by Snakemake
 with job_timer("run_cell", sm.params.experiment, sm.params.cell, sm.threads):

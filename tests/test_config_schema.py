@@ -28,7 +28,7 @@ def test_schema_lists_exactly_the_keys_the_workflow_reads():
 
 
 def test_schema_enums_follow_the_code():
-    from rankrepro.pipeline.jobs import BACKENDS
+    from rankrepro.jobs import BACKENDS
 
     assert set(SCHEMA["properties"]["scale"]["enum"]) == {p.stem for p in (ROOT / "config/scale").glob("*.yaml")}
     assert tuple(SCHEMA["properties"]["backend"]["enum"]) == BACKENDS

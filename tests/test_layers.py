@@ -17,7 +17,9 @@ PACKAGE = "rankrepro"
 LOWER = ("rankrepro.algorithms", "rankrepro.data", "rankrepro.protocols", "rankrepro.metrics", "rankrepro.stats",
          "rankrepro.io")
 #: what the lower floors must not import
-UPPER = ("rankrepro.pipeline", "rankrepro.report", "rankrepro.cli")
+UPPER = ("rankrepro.pipeline", "rankrepro.report", "rankrepro.cli", "rankrepro.jobs")
+#: the top floor: the Snakemake-facing entry points and the command line
+TOP = ("rankrepro.jobs", "rankrepro.cli")
 
 
 def _module_name(path: Path) -> str:
@@ -118,6 +120,14 @@ def test_the_graph_is_read():
 def test_lower_floors_import_nothing_from_the_upper_ones():
     bad = [f"{m} imports {t}" for m, ts in sorted(_graph().items()) if _is(m, LOWER)
            for t in sorted(ts) if _is(t, UPPER)]
+    assert not bad, "upward imports:\n" + "\n".join(bad)
+
+
+def test_the_pipeline_imports_neither_the_report_nor_the_top_floor():
+    """pipeline/ (catalog, runner, fingerprints, verify) sits below report/ and the entry points:
+    the jobs that aggregate or draw (jobs.py) live on the top floor beside the command line."""
+    bad = [f"{m} imports {t}" for m, ts in sorted(_graph().items()) if _is(m, ("rankrepro.pipeline",))
+           for t in sorted(ts) if _is(t, ("rankrepro.report", *TOP))]
     assert not bad, "upward imports:\n" + "\n".join(bad)
 
 

@@ -65,7 +65,7 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path):
 
 
 def test_batched_cells_equal_per_cell_runs(tmp_path, config_dir):
-    from rankrepro.pipeline.jobs import job_run_all_cells
+    from rankrepro.jobs import job_run_all_cells
 
     out = tmp_path / "all.parquet"
     job_run_all_cells("crammer_singer2005/fig6", "smoke", str(config_dir), str(out))

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from rankrepro.pipeline import load_experiment
-from rankrepro.pipeline.jobs import job_run_cell, trial_backend
+from rankrepro.jobs import job_run_cell, trial_backend
 from rankrepro.pipeline.runner import run_cell
 
 ROOT = Path(__file__).resolve().parents[1]

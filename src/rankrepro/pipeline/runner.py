@@ -97,7 +97,7 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     results: dict[int, list] = {}
     report_every = max(1, len(trials) // 10)
     # "dask" is one of joblib's external backends: parallel_config registers it (it needs a
-    # dask.distributed Client to be active, see pipeline.jobs.trial_backend)
+    # dask.distributed Client to be active, see jobs.trial_backend)
     from ..interrupt import workers_stop_with_the_job
 
     with parallel_config(backend=backend) if n_jobs != 1 else contextlib.nullcontext(), \

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from .catalog import Experiment, load_experiment, load_resolved, resolved_path
-from ..io import write_parquet
-from .runner import run_cell
+from .pipeline.catalog import Experiment, load_experiment, load_resolved, resolved_path
+from .io import write_parquet
+from .pipeline.runner import run_cell
 
 
 def _load(experiment: str, scale: str, config_dir: str, sensitivity: bool | tuple = True) -> Experiment:
@@ -72,7 +72,7 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
     logger = _logger(log)
-    from ..protocols import PROTOCOLS
+    from .protocols import PROTOCOLS
 
     size = PROTOCOLS[exp.cfg.experiment.protocol].size_text(exp)
     logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else "")
@@ -87,7 +87,7 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
                       reuse=kept)
     write_parquet(df, output)
     if fingerprint:  # last: a cell without it is recomputed
-        from .freshness import write_fingerprint
+        from .pipeline.freshness import write_fingerprint
 
         write_fingerprint(exp, cell, data[0] if data else None, fingerprint)
 
@@ -101,7 +101,7 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
     logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job")
-    from .catalog import reused_trials
+    from .pipeline.catalog import reused_trials
 
     frames: dict[str, pd.DataFrame] = {}
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
@@ -116,7 +116,7 @@ def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str]
                   json_out: str, status: dict | None = None) -> None:
     """Aggregate the cells, or, when the data could not be had (``status['runnable']`` is
     false), write the artefact's not-run record."""
-    from ..report.artefact import build_artefact, build_not_run
+    from .report.artefact import build_artefact, build_not_run
 
     exp = _load(experiment, scale, config_dir)
     if status is not None and not status.get("runnable", True):
@@ -127,13 +127,13 @@ def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str]
 
 
 def job_fetch(dataset: str, log: str | None = None) -> None:
-    from ..data.fetch import fetch
+    from .data.fetch import fetch
 
     fetch(dataset, log=_logger(log))
 
 
 def job_preprocess(dataset: str, options: dict | None = None, log: str | None = None) -> None:
-    from ..data.preprocess import preprocess
+    from .data.preprocess import preprocess
 
     logger = _logger(log)
     logger(f"preprocessing {dataset} with {options or {}}")
@@ -142,7 +142,7 @@ def job_preprocess(dataset: str, options: dict | None = None, log: str | None = 
 
 def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, png: str, pdf: str,
                record: str | None = None) -> None:
-    from ..report.figures import build_figure
+    from .report.figures import build_figure
 
     exp = _load(experiment, scale, config_dir)
     if exp.cfg.experiment.figure is None:
@@ -154,7 +154,7 @@ def job_report(json_paths: list[str], png_paths: list[str], scale: str, output: 
                kept: dict[str, str] | None = None) -> None:
     """``kept``: the artefacts whose reproduced record is kept because their data are absent
     here (name -> why), said in their sections."""
-    from ..report.html import build_report
+    from .report.html import build_report
 
     pngs = {}
     for p in png_paths:
