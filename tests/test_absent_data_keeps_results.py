@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import scratch_workflow
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 # a reproduced record whose data (cystic fibrosis) are absent, and a committed not-run record
@@ -22,10 +24,7 @@ KEPT = ["results/harrington2003/table2_cystic_fibrosis.json", "results/harringto
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     w = tmp_path_factory.mktemp("nodata")
-    for item in ("Snakefile", "rules", "scripts", "environment.yml", "profiles"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, w / item)
-    shutil.copytree(ROOT / "config", w / "config", ignore=shutil.ignore_patterns("experiment"))
+    scratch_workflow(w)
     (w / "config/experiment/harrington2003").mkdir(parents=True)
     for a in ("table2_cystic_fibrosis", "table2_ohsumed", "_table2_common"):
         if (ROOT / f"config/experiment/harrington2003/{a}.yaml").is_file():

@@ -15,7 +15,6 @@ cells between them, however fast or slow the machine."""
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import as_from_a_terminal  # noqa: E402
+from conftest import as_from_a_terminal, scratch_workflow  # noqa: E402
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
 
@@ -120,10 +119,7 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path):
     rng = random.Random(seed)
     w = tmp_path / "wf"
     w.mkdir()
-    for item in ("Snakefile", "rules", "scripts", "environment.yml", "profiles"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, w / item)
-    shutil.copytree(ROOT / "config", w / "config", ignore=shutil.ignore_patterns("experiment"))
+    scratch_workflow(w)
     (w / "config/experiment/crammer_singer2005").mkdir(parents=True)
     # Fig. 6 with five cells (two of WH's four step sizes, no sensitivity block): enough for three
     # interruptions, cheap enough for the suite

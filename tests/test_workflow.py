@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import scratch_workflow
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
@@ -42,10 +44,7 @@ experiment:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     w = tmp_path_factory.mktemp("wf")
-    for item in ("Snakefile", "rules", "scripts", "environment.yml", "profiles"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, w / item)
-    shutil.copytree(ROOT / "config", w / "config", ignore=shutil.ignore_patterns("experiment"))
+    scratch_workflow(w)
     (w / "config" / "experiment" / "crammer_singer2005").mkdir(parents=True)
     shutil.copy(ROOT / "config/experiment/crammer_singer2005/fig6.yaml", w / "config/experiment/crammer_singer2005/")
     (w / "config/experiment/crammer_singer2005/needs_data.yaml").write_text(ABSENT_EXPERIMENT)
