@@ -228,6 +228,9 @@ def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root:
     from .runner import default_data_path
 
     commit = git_commit(root)
+    if commit.endswith("+dirty"):
+        print(f"warning: the sources differ from commit {commit[:10]}: the records will say '+dirty'; "
+              "commit first for a record that names the code exactly")
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
     n = 0
     by: dict[str, list[CellCheck]] = {}
