@@ -49,11 +49,16 @@ if not FORCE:
     sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH)
 
 
+# the names that are parts of paths, as the catalog checks them (rankrepro.pipeline.names)
+from rankrepro.pipeline.names import NAME_PATTERNS
+
+
 wildcard_constraints:
-    paper=r"[A-Za-z0-9_]+",
-    artefact=r"[A-Za-z0-9_]+",
-    cell=r"[A-Za-z0-9_.\-~=]+",
-    dataset=r"[A-Za-z0-9_.\-]+",
+    paper=NAME_PATTERNS["paper"],
+    artefact=NAME_PATTERNS["artefact"],
+    cell=NAME_PATTERNS["cell"],
+    figure=NAME_PATTERNS["figure"],
+    dataset=NAME_PATTERNS["dataset"],
 
 
 def out(path):

@@ -27,6 +27,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ..algorithms import FEATURE_MAPS, ParamError
 from ..claims import KINDS as CLAIM_KINDS, OPTIONAL_DEFAULTS as CLAIM_OPTIONAL, Claim, kind_names as claim_kind_names
+from .names import name_problem
 from .schema import RootCfg
 
 SCHEMA_NAME = "rankrepro_schema"
@@ -326,6 +327,8 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
                                               f"(known: {', '.join(list_experiments(root))})")
     if scale not in list_scales(root):
         raise ConfigError(name, "scale", f"unknown scale '{scale}' (known: {', '.join(list_scales(root))})")
+    _check_experiment_name(name, root)
+    _require(name, "scale", name_problem("scale", scale) is None, str(name_problem("scale", scale)))
     try:
         cfg = _compose(root, name, scale, list(overrides))
         OmegaConf.resolve(cfg)
@@ -342,8 +345,28 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
 
 _SCHEMA = OmegaConf.structured(RootCfg)
 
-#: labels of sensitivity choices and values become parts of file names
-_LABEL_OK = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+def _check_experiment_name(name: str, root: Path) -> None:
+    """The experiment's file name, ``config/experiment/<paper>/<artefact>.yaml``: two valid
+    names (:data:`rankrepro.pipeline.names.NAME_PATTERNS`), and no other experiment file that
+    differs from it in case only (on a case-insensitive file system both would write the same
+    outputs)."""
+    parts = name.split("/")
+    _require(name, "experiment", len(parts) == 2,
+             f"config/experiment/{name}.yaml: an experiment file lies one folder deep, "
+             "config/experiment/<paper>/<artefact>.yaml")
+    for kind, part in zip(("paper", "artefact"), parts):
+        why = name_problem(kind, part)
+        _require(name, f"experiment.{kind}", why is None, f"config/experiment/{name}.yaml: {why}")
+    twins = [n for n in list_experiments(root) if n != name and n.casefold() == name.casefold()]
+    _require(name, "experiment.artefact", not twins,
+             f"config/experiment/{name}.yaml and config/experiment/{twins[0] if twins else ''}.yaml differ in case "
+             "only: on a case-insensitive file system their outputs are the same files")
+
+
+def _check_name(name: str, key: str, kind: str, value: Any) -> None:
+    why = name_problem(kind, value)
+    _require(name, key, why is None, str(why))
 
 
 def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
@@ -358,16 +381,21 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
     choices = [str(sc.choice) for sc in e.sensitivity]
     for i, sc in enumerate(e.sensitivity):
         key = f"experiment.sensitivity[{i}]"
-        _require(name, f"{key}.choice", bool(_LABEL_OK.match(sc.choice)),
-                 f"'{sc.choice}' must use only letters, digits, '_', '.' and '-'")
+        _check_name(name, f"{key}.choice", "label", sc.choice)
         _require(name, f"{key}.choice", sc.choice not in choices[:i], f"duplicate choice '{sc.choice}'")
+        _require(name, f"{key}.choice", sc.choice.casefold() not in {c.casefold() for c in choices[:i]},
+                 f"choice '{sc.choice}' differs from an earlier one in case only (its cells' files would be the same "
+                 "on a case-insensitive file system)")
         _require(name, f"{key}.values", len(sc["values"]) >= 2, "list at least two values (the main one and an alternative)")
         _require(name, f"{key}.main", sc.main in sc["values"],
                  f"'{sc.main}' is not one of the values ({', '.join(map(str, sc['values']))})")
-        for label, sets in sc["values"].items():
+        labels = [str(v) for v in sc["values"]]
+        for j, (label, sets) in enumerate(sc["values"].items()):
             vkey = f"{key}.values.{label}"
-            _require(name, vkey, bool(_LABEL_OK.match(str(label))),
-                     f"'{label}' must use only letters, digits, '_', '.' and '-'")
+            _check_name(name, vkey, "label", label)
+            twin = next((v for v in labels[:j] if v.casefold() == str(label).casefold()), None)
+            _require(name, vkey, twin is None, f"value '{label}' differs from value '{twin}' in case only (their "
+                                               "cells' files would be the same on a case-insensitive file system)")
             if only is not None and (str(sc.choice), str(label)) != only:
                 continue  # a job that runs one sensitivity cell needs its variant only
             if label == sc.main and (checked or not sets):
@@ -404,7 +432,9 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
             for vc in var.cells:
                 c = main_ids[vc.id]
                 if cell_fingerprint(var, vc) != cell_fingerprint(exp, c):
-                    exp.sensitivity_cells.append(Cell(sensitivity_cell_id(c.id, sc.choice, str(label)), c.algorithm,
+                    sid = sensitivity_cell_id(c.id, sc.choice, str(label))
+                    _check_name(name, vkey, "cell", sid)
+                    exp.sensitivity_cells.append(Cell(sid, c.algorithm,
                                                       c.estimator, vc.label, vc.params, vc.swept,
                                                       base=c.id, choice=str(sc.choice), value=str(label)))
     from .schema import DIAGNOSIS_KINDS
@@ -597,6 +627,11 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
     _require(name, "experiment.paper", e.paper == paper, f"'{e.paper}' must equal the folder name '{paper}'")
     _require(name, "experiment.artefact", e.artefact == artefact,
              f"'{e.artefact}' must equal the file name '{artefact}'")
+    # names that become parts of output paths (a resolved file or a kept catalog is checked too)
+    _check_name(name, "experiment.paper", "paper", e.paper)
+    _check_name(name, "experiment.artefact", "artefact", e.artefact)
+    if e.figure is not None and e.figure.file is not None:
+        _check_name(name, "experiment.figure.file", "figure", e.figure.file)
     _require(name, "experiment.kind", e.kind in ("table", "figure"), f"'{e.kind}' must be 'table' or 'figure'")
     _require(name, "experiment.n_trials", e.n_trials >= 1, f"must be >= 1, got {e.n_trials}")
     _require(name, "experiment.protocol", e.protocol in PROTOCOLS,
@@ -646,6 +681,7 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
     family = proto.estimators
     cells: list[Cell] = []
     for key, a in cfg.algorithms.items():
+        _check_name(name, f"algorithms.{key}", "algorithm", key)
         _require(name, f"algorithms.{key}.estimator", a.estimator in family,
                  f"unknown estimator '{a.estimator}' for protocol '{e.protocol}' (known: {sorted(family)})")
         est_cls = family[a.estimator]
@@ -674,8 +710,17 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
                 raise ConfigError(name, f"algorithms.{key}.{where}.{err.param}{idx}",
                                   f"{err.param}={err.value!r} {err.rule}") from None
             cid = key + "".join(f"-{k}{_fmt(v)}" for k, v in swept.items())
+            if name_problem("cell", cid) is not None:  # a swept value that cannot be part of a file name
+                bad = [k for k, v in swept.items() if name_problem("cell", f"{k}{_fmt(v)}") is not None]
+                where = (f"algorithms.{key}.grid.{bad[0]}[{_index(grid[bad[0]], swept[bad[0]])}]" if bad
+                         else f"algorithms.{key}.grid" if swept else f"algorithms.{key}")
+                _check_name(name, where, "cell", cid)
             label = a.label + ("" if not swept else " (" + ", ".join(f"{k}={_fmt(v)}" for k, v in swept.items()) + ")")
             _require(name, f"algorithms.{key}", cid not in {c.id for c in cells}, f"duplicate cell id '{cid}'")
+            twin = next((c.id for c in cells if c.id.casefold() == cid.casefold()), None)
+            _require(name, f"algorithms.{key}", twin is None,
+                     f"cell id '{cid}' differs from cell '{twin}' in case only (on a case-insensitive file system "
+                     "both cells would write the same files)")
             cells.append(Cell(cid, key, a.estimator, label, params, swept))
 
     cap = lambda v, m: v if m is None else min(v, m)  # noqa: E731
@@ -721,6 +766,14 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
 # -------------------------------------------------------------------------------------
 #: the largest seed kept: results and provenance store it as int64
 MAX_SEED = 2**63 - 1
+
+
+def _index(values: list, value: Any) -> int:
+    """The position of ``value`` in a grid list (by identity first: 1 and 1.0 compare equal)."""
+    for i, v in enumerate(values):
+        if v is value:
+            return i
+    return values.index(value)
 
 
 def _is_number(v: Any) -> bool:
