@@ -9,7 +9,6 @@ outside an estimator's constraints.  Errors are :class:`ConfigError` naming the 
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import inspect
@@ -379,6 +378,7 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
     only where that value changes the cell's computation (its fingerprint)."""
     name, e = exp.name, exp.cfg.experiment
     choices = [str(sc.choice) for sc in e.sensitivity]
+    main_fps: dict[str, str] = {}
     for i, sc in enumerate(e.sensitivity):
         key = f"experiment.sensitivity[{i}]"
         _check_name(name, f"{key}.choice", "label", sc.choice)
@@ -431,7 +431,9 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
             exp.variants[(str(sc.choice), str(label))] = var
             for vc in var.cells:
                 c = main_ids[vc.id]
-                if cell_fingerprint(var, vc) != cell_fingerprint(exp, c):
+                if c.id not in main_fps:  # each main cell's fingerprint computed once, not once per value
+                    main_fps[c.id] = cell_fingerprint(exp, c)
+                if cell_fingerprint(var, vc) != main_fps[c.id]:
                     sid = sensitivity_cell_id(c.id, sc.choice, str(label))
                     _check_name(name, vkey, "cell", sid)
                     exp.sensitivity_cells.append(Cell(sid, c.algorithm,
@@ -1047,47 +1049,30 @@ def _linestyle_ok(ls: Any) -> bool:
         return False
 
 
-#: catalogs kept per scale in a cache folder
-CATALOG_CACHE_KEEP = 8
-
-
 def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None,
                  cache_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:
     """Every experiment, validated.  The first bad config raises.
 
-    ``cache_dir``: keep the validated catalog there (a pickle named by :func:`catalog_key`:
-    the config files' contents, the scale, this package's code and the versions of Python,
-    OmegaConf, Hydra and Matplotlib) and read it back while none of those changed.  Composing
-    and checking the 20 experiments and their variants takes ~10 s, reading them back ~0.5 s:
-    the workflow does it at every start.  A config that does not load is never kept."""
+    ``cache_dir``: keep the validated catalog there and read it back while nothing it depends
+    on changed (:func:`catalog_key`: the config files' contents, the scale, this package's
+    code and the versions of Python, OmegaConf, Hydra and Matplotlib).  Composing and checking
+    the 20 experiments and their variants takes ~10 s, reading them back ~1 s: the workflow
+    does it at every start.  The kept file is data, never code (JSON: each experiment's
+    resolved config and its cells' fingerprints, :mod:`rankrepro.pipeline.cache`); it is
+    validated when read and ignored (composed again and replaced) when it does not validate.
+    A config that does not load is never kept."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
+    names = list_experiments(root)
     if cache_dir is None:
-        return {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
-    import pickle
+        return {n: load_experiment(n, scale, config_dir=root) for n in names}
+    from . import cache
 
-    cache = Path(cache_dir)
-    f = cache / f"catalog-{scale}-{catalog_key(root, scale)}.pkl"
-    try:
-        with open(f, "rb") as fh:
-            return pickle.load(fh)
-    except OSError:  # not kept yet, or a folder that cannot be read: composed
-        pass
-    except Exception:  # a truncated or foreign file: composed again and replaced
-        with contextlib.suppress(OSError):
-            f.unlink()
-    cat = {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        # the newest few kept per scale (the folder may be shared by several checkouts: the
-        # key says which configs and code each file is for)
-        kept = sorted(cache.glob(f"catalog-{scale}-*.pkl"), key=lambda q: q.stat().st_mtime, reverse=True)
-        for old in kept[CATALOG_CACHE_KEEP - 1:]:
-            old.unlink(missing_ok=True)
-        tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(cat, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp, f)
-    except OSError:  # a read-only place: the catalog is still right, only not kept
-        pass
+    key = catalog_key(root, scale)
+    kept = cache.read(cache_dir, names, scale, key)
+    if kept is not None:
+        return kept
+    cat = {n: load_experiment(n, scale, config_dir=root) for n in names}
+    cache.write(cache_dir, cat, scale, key)
     return cat
 
 
