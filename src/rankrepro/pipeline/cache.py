@@ -99,6 +99,12 @@ def rebuild(data: Any, names: list[str], scale: str, key: str) -> dict:
         if [c.id for c in exp.all_cells] != entry["cells"]:
             raise InvalidCache(f"{name}: the cells differ from those stored")
         cat[name] = exp
+    from .catalog import check_collisions
+
+    try:
+        check_collisions(cat)
+    except ConfigError as e:
+        raise InvalidCache(str(e)) from None
     return cat
 
 

@@ -1064,7 +1064,9 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
     names = list_experiments(root)
     if cache_dir is None:
-        return {n: load_experiment(n, scale, config_dir=root) for n in names}
+        cat = {n: load_experiment(n, scale, config_dir=root) for n in names}
+        check_collisions(cat)
+        return cat
     from . import cache
 
     key = catalog_key(root, scale)
@@ -1072,8 +1074,32 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     if kept is not None:
         return kept
     cat = {n: load_experiment(n, scale, config_dir=root) for n in names}
+    check_collisions(cat)
     cache.write(cache_dir, cat, scale, key)
     return cat
+
+
+def check_collisions(cat: dict[str, Experiment]) -> None:
+    """No two experiments write the same output: the same artefact files
+    (``results/<paper>/<artefact>.*``) or the same figure (``figures/<paper>/<file>.png``),
+    compared without case (one file on a case-insensitive file system).  Otherwise the
+    workflow would plan one job for both and silently drop one of them.  Raises
+    :class:`ConfigError` on the later experiment, naming both."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for name, exp in cat.items():
+        outs = [("artefact", f"results/{exp.paper}/{exp.artefact}.json", "experiment.artefact")]
+        if exp.cfg.experiment.figure is not None:
+            key = "experiment.figure.file" if exp.cfg.experiment.figure.file is not None else "experiment.figure"
+            outs.append(("figure", f"figures/{exp.paper}/{exp.figure_file}.png", key))
+        for what, path, key in outs:
+            other = seen.setdefault((what, path.casefold(), ""), name)
+            if other != name:
+                theirs = cat[other]
+                how = ("" if theirs.cfg.experiment.figure is None or what != "figure"
+                       else f" (its figure.file is {theirs.cfg.experiment.figure.file!r})"
+                       if theirs.cfg.experiment.figure.file is not None else " (its artefact's name)")
+                raise ConfigError(name, key, f"experiments '{other}' and '{name}' both write {path}{how}: "
+                                             f"give one of them another {'figure.file' if what == 'figure' else 'name'}")
 
 
 def default_cache_dir() -> Path:
