@@ -389,10 +389,24 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
         _require(name, f"{key}.values", len(sc["values"]) >= 2, "list at least two values (the main one and an alternative)")
         _require(name, f"{key}.main", sc.main in sc["values"],
                  f"'{sc.main}' is not one of the values ({', '.join(map(str, sc['values']))})")
+        alternatives = [OmegaConf.to_container(v) for lb, v in sc["values"].items() if lb != sc.main]
+        twin = next((e.sensitivity[h].choice for h in range(i)
+                     if _same_value(alternatives, [OmegaConf.to_container(v) for lb, v in e.sensitivity[h]["values"].items()
+                                                   if lb != e.sensitivity[h].main])), None)
+        _require(name, f"{key}.values", twin is None,
+                 f"choice '{sc.choice}' sets the same alternatives as choice '{twin}': one question asked twice")
         labels = [str(v) for v in sc["values"]]
+        settings = {str(v): OmegaConf.to_container(s) for v, s in sc["values"].items()}
         for j, (label, sets) in enumerate(sc["values"].items()):
             vkey = f"{key}.values.{label}"
             _check_name(name, vkey, "label", label)
+            for k in sets:  # the alternatives run on the main cells' seeds: that is what compares them
+                _require(name, f"{vkey}.{k}", str(k) != "experiment.seed",
+                         "a sensitivity value may not set the seed: its cells rerun the main cells on the same "
+                         "seeds (common random numbers), which is what makes the comparison")
+            same = next((v for v in labels[:j] if _same_value(settings[v], settings[str(label)])), None)
+            _require(name, vkey, same is None,
+                     f"value '{label}' sets the same as value '{same}': the same computation listed twice")
             twin = next((v for v in labels[:j] if v.casefold() == str(label).casefold()), None)
             _require(name, vkey, twin is None, f"value '{label}' differs from value '{twin}' in case only (their "
                                                "cells' files would be the same on a case-insensitive file system)")
@@ -698,6 +712,12 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
         for pk, vals in grid.items():
             _require(name, f"algorithms.{key}.grid.{pk}", isinstance(vals, list) and len(vals) > 0,
                      "a grid entry must be a non-empty list")
+            for j, v in enumerate(vals):  # 1 and 1.0 are one setting run twice under two cell ids
+                first = next((i for i in range(j) if _same_value(vals[i], v)), None)
+                if first is not None:
+                    raise ConfigError(name, f"algorithms.{key}.grid.{pk}[{j}]",
+                                      f"{pk}={v!r} equals {pk}[{first}]={vals[first]!r}: the same cells would run "
+                                      "twice under two ids")
         gkeys = sorted(grid)
         for combo in itertools.product(*[grid[k] for k in gkeys]):
             swept = dict(zip(gkeys, combo))
@@ -768,6 +788,20 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
 # -------------------------------------------------------------------------------------
 #: the largest seed kept: results and provenance store it as int64
 MAX_SEED = 2**63 - 1
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal as settings: numbers by value (1 == 1.0; True is not 1), lists and mappings
+    element by element."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if _is_number(a) and _is_number(b):
+        return _equal(a, b)
+    if isinstance(a, (list, tuple, ListConfig)) and isinstance(b, (list, tuple, ListConfig)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, (dict, DictConfig)) and isinstance(b, (dict, DictConfig)):
+        return set(map(str, a)) == set(map(str, b)) and all(_same_value(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
 
 
 def _index(values: list, value: Any) -> int:
