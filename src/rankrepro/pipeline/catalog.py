@@ -328,6 +328,7 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
         raise ConfigError(name, "scale", f"unknown scale '{scale}' (known: {', '.join(list_scales(root))})")
     _check_experiment_name(name, root)
     _require(name, "scale", name_problem("scale", scale) is None, str(name_problem("scale", scale)))
+    _check_yaml_bounds(name, root)
     try:
         cfg = _compose(root, name, scale, list(overrides))
         OmegaConf.resolve(cfg)
@@ -361,6 +362,107 @@ def _check_experiment_name(name: str, root: Path) -> None:
     _require(name, "experiment.artefact", not twins,
              f"config/experiment/{name}.yaml and config/experiment/{twins[0] if twins else ''}.yaml differ in case "
              "only: on a case-insensitive file system their outputs are the same files")
+
+
+#: bounds on every config file, checked before Hydra composes it: a YAML alias bomb (a few
+#: lines whose anchors expand to billions of nodes when OmegaConf copies them) or a file of
+#: runaway size or depth would otherwise hang the load
+YAML_MAX_BYTES = 1 << 20
+YAML_MAX_NODES = 200_000
+YAML_MAX_DEPTH = 40
+#: files found within the bounds: (path, size, mtime) -> None, checked once per process
+_YAML_OK: dict[tuple[str, int, int], None] = {}
+
+
+class _YamlTooBig(Exception):
+    def __init__(self, path: list[str], message: str):
+        self.path, self.message = path, message
+
+
+def _yaml_measure(node: Any, memo: dict[int, tuple[int, int]], active: set[int]) -> tuple[int, int]:
+    """(nodes, depth) of a composed YAML node once every alias is expanded, without expanding
+    them (each node measured once)."""
+    import yaml
+
+    if id(node) in memo:
+        return memo[id(node)]
+    if id(node) in active:
+        raise _YamlTooBig([], "an alias refers to a node that contains it (a recursive structure)")
+    if isinstance(node, yaml.ScalarNode):
+        return 1, 1
+    active.add(id(node))
+    size, depth = 1, 0
+    mapping = isinstance(node, yaml.MappingNode)
+    for child, key in ([(v, k) for k, v in node.value] if mapping else [(v, None) for v in node.value]):
+        try:
+            n, d = _yaml_measure(child, memo, active)
+            if d + 1 > YAML_MAX_DEPTH:
+                raise _YamlTooBig([], f"nested more than {YAML_MAX_DEPTH} levels deep")
+        except _YamlTooBig as e:  # the key it is under: mapping keys down to the first list
+            e.path = [str(getattr(key, "value", key)), *e.path] if mapping else []
+            raise
+        size, depth = size + n, max(depth, d)
+    active.discard(id(node))
+    memo[id(node)] = (size, depth + 1)
+    return memo[id(node)]
+
+
+def _yaml_where(node: Any, memo: dict[int, tuple[int, int]]) -> list[str]:
+    """The keys down to the mapping entry that holds most of an oversized document."""
+    import yaml
+
+    path: list[str] = []
+    while isinstance(node, yaml.MappingNode) and node.value:
+        k, v = max(node.value, key=lambda kv: memo.get(id(kv[1]), (0, 0))[0])
+        path.append(str(getattr(k, "value", k)))
+        node = v
+    return path
+
+
+def _check_yaml_bounds(name: str, root: Path) -> None:
+    """Every YAML file under the config folder within :data:`YAML_MAX_BYTES`,
+    :data:`YAML_MAX_NODES` (aliases expanded) and :data:`YAML_MAX_DEPTH`, measured on the
+    composed node graph (linear in the file's size) before anything expands it."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for f in sorted(root.rglob("*.yaml")):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        memo_key = (str(f), st.st_size, st.st_mtime_ns)
+        if memo_key in _YAML_OK:
+            continue
+        rel = f.relative_to(root).as_posix()
+        owner = rel[len("experiment/"):-len(".yaml")] if rel.startswith("experiment/") \
+            and not f.name.startswith("_") else name
+        prefix = {"dataset": "dataset.", "scale": "scale."}.get(rel.split("/")[0], "")
+        problem, where = None, []
+        if st.st_size > YAML_MAX_BYTES:
+            problem = f"{st.st_size:,} bytes, more than a config file may have ({YAML_MAX_BYTES:,})"
+        else:
+            try:
+                doc = yaml.compose(f.read_bytes(), Loader=loader)
+            except yaml.YAMLError:
+                doc = None  # a syntax error: reported, with its line, when Hydra composes the file
+            except RecursionError:
+                doc, problem = None, f"nested more than {YAML_MAX_DEPTH} levels deep"
+            if doc is not None:
+                memo: dict[int, tuple[int, int]] = {}
+                try:
+                    size, _ = _yaml_measure(doc, memo, set())
+                    if size > YAML_MAX_NODES:
+                        problem = (f"its aliases expand to {size:,} values, more than a config may hold "
+                                   f"({YAML_MAX_NODES:,}): an alias bomb?")
+                        where = _yaml_where(doc, memo)
+                except _YamlTooBig as e:
+                    problem, where = e.message, e.path
+                except RecursionError:
+                    problem = f"nested more than {YAML_MAX_DEPTH} levels deep"
+        if problem is not None:
+            raise ConfigError(owner, prefix + ".".join(where) if where else rel, f"config/{rel}: {problem}")
+        _YAML_OK[memo_key] = None
 
 
 def _check_name(name: str, key: str, kind: str, value: Any) -> None:
