@@ -24,9 +24,15 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from omegaconf import OmegaConf
+
+#: (name, resolved config as plain data) -> the experiment, validated (raises when it is not a
+#: valid one); given by the catalog, which this module does not import
+Build = Callable[[str, dict], Any]
+#: checks across a whole catalog (raises when it is not a valid one)
+Check = Callable[[dict], None]
 
 #: the format tag of a kept catalog; a file of another format is ignored
 FORMAT = "rankrepro-catalog/2"
@@ -69,10 +75,9 @@ def _plain(node: Any, where: str) -> None:
         raise InvalidCache(f"{where}: {type(node).__name__} is not plain data")
 
 
-def rebuild(data: Any, names: list[str], scale: str, key: str) -> dict:
-    """The catalog a kept catalog's content describes, validated; raises :class:`InvalidCache`."""
-    from .catalog import ConfigError, _add_sensitivity, _validate
-
+def rebuild(data: Any, names: list[str], scale: str, key: str, build: Build, check: Check) -> dict:
+    """The catalog a kept catalog's content describes, validated (``build``: one experiment
+    from its resolved config, ``check``: across experiments); raises :class:`InvalidCache`."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise InvalidCache(f"not a kept catalog of format {FORMAT}")
     if data.get("key") != key or data.get("scale") != scale:
@@ -88,27 +93,21 @@ def rebuild(data: Any, names: list[str], scale: str, key: str) -> dict:
             raise InvalidCache(f"{name}: not a config and its cells")
         _plain(entry["config"], name)
         try:
-            cfg = OmegaConf.create(entry["config"])
-            OmegaConf.set_struct(cfg, True)
-            exp = _validate(name, scale, cfg, checked=True)
-            _add_sensitivity(exp, checked=True)
-        except (ConfigError, ValueError, TypeError, KeyError, AttributeError, IndexError) as e:
-            raise InvalidCache(f"{name}: {e}") from None
-        except Exception as e:  # noqa: BLE001 - OmegaConf's errors: a config the catalog cannot use
+            exp = build(name, entry["config"])
+        except Exception as e:  # noqa: BLE001 - a ConfigError, OmegaConf's errors: a config the catalog cannot use
             raise InvalidCache(f"{name}: {type(e).__name__}: {e}") from None
         if [c.id for c in exp.all_cells] != entry["cells"]:
             raise InvalidCache(f"{name}: the cells differ from those stored")
         cat[name] = exp
-    from .catalog import check_collisions
-
     try:
-        check_collisions(cat)
-    except ConfigError as e:
+        check(cat)
+    except Exception as e:  # noqa: BLE001 - a ConfigError: two experiments writing one file
         raise InvalidCache(str(e)) from None
     return cat
 
 
-def read(cache_dir: str | os.PathLike, names: list[str], scale: str, key: str) -> dict | None:
+def read(cache_dir: str | os.PathLike, names: list[str], scale: str, key: str, build: Build,
+         check: Check) -> dict | None:
     """The kept catalog for ``key``, validated, or None (none kept, or one that does not
     validate: that file is removed)."""
     f = cache_file(cache_dir, scale, key)
@@ -116,7 +115,7 @@ def read(cache_dir: str | os.PathLike, names: list[str], scale: str, key: str) -
         if f.stat().st_size > MAX_BYTES:
             raise InvalidCache(f"{f.stat().st_size} bytes")
         data = json.loads(f.read_bytes())
-        return rebuild(data, names, scale, key)
+        return rebuild(data, names, scale, key, build, check)
     except OSError:  # not kept yet, or a folder that cannot be read: composed
         return None
     except (InvalidCache, ValueError, RecursionError):  # ValueError: not JSON
@@ -125,34 +124,14 @@ def read(cache_dir: str | os.PathLike, names: list[str], scale: str, key: str) -
         return None
 
 
-def same(a: dict, b: dict) -> bool:
-    """Whether two catalogs are the same for every use: resolved configs (main and variants),
-    sizes, cells (every field) and fingerprints."""
-    from .catalog import cell_fingerprint
-
-    if list(a) != list(b):
-        return False
-    for name in a:
-        x, y = a[name], b[name]
-        if (x.to_yaml() != y.to_yaml() or x.all_cells != y.all_cells or list(x.variants) != list(y.variants)
-                or any(x.variants[k].to_yaml() != y.variants[k].to_yaml() or x.variants[k].cells != y.variants[k].cells
-                       for k in x.variants)):
-            return False
-        for f in ("scale", "n_trials", "n_train", "n_test", "curve_points", "max_steps", "max_users"):
-            if getattr(x, f) != getattr(y, f):
-                return False
-        if any(cell_fingerprint(*x.variant_of(c)) != cell_fingerprint(*y.variant_of(c)) for c in x.all_cells):
-            return False
-    return True
-
-
-def write(cache_dir: str | os.PathLike, cat: dict, scale: str, key: str) -> bool:
-    """Keep ``cat`` when the catalog read back from the file would be the same; returns
-    whether it was kept.  The newest few files are kept per scale (the folder may be shared by
+def write(cache_dir: str | os.PathLike, cat: dict, scale: str, key: str, build: Build, check: Check,
+          same: Callable[[dict, dict], bool]) -> bool:
+    """Keep ``cat`` when the catalog read back from the file would be the same (``same``);
+    returns whether it was kept.  The newest few files are kept per scale (the folder may be shared by
     several checkouts: the key says which configs and code each file is for)."""
     try:
         text = json.dumps(payload(cat, scale, key), separators=(",", ":"), allow_nan=False)
-        back = rebuild(json.loads(text), list(cat), scale, key)
+        back = rebuild(json.loads(text), list(cat), scale, key, build, check)
     except (InvalidCache, ValueError, TypeError):  # a value JSON cannot hold (nan, an object): not kept
         return False
     if not same(cat, back):

@@ -1206,13 +1206,43 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     from . import cache
 
     key = catalog_key(root, scale)
-    kept = cache.read(cache_dir, names, scale, key)
+    build = lambda n, resolved: _from_kept(n, scale, resolved)  # noqa: E731
+    kept = cache.read(cache_dir, names, scale, key, build, check_collisions)
     if kept is not None:
         return kept
     cat = {n: load_experiment(n, scale, config_dir=root) for n in names}
     check_collisions(cat)
-    cache.write(cache_dir, cat, scale, key)
+    cache.write(cache_dir, cat, scale, key, build, check_collisions, _same_catalogs)
     return cat
+
+
+def _from_kept(name: str, scale: str, resolved: dict) -> Experiment:
+    """An experiment from the resolved config a kept catalog holds, rebuilt and checked as a
+    job does from its resolved file (:func:`load_resolved`), names included."""
+    cfg = OmegaConf.create(resolved)
+    OmegaConf.set_struct(cfg, True)
+    exp = _validate(name, scale, cfg, checked=True)
+    _add_sensitivity(exp, checked=True)
+    return exp
+
+
+def _same_catalogs(a: dict[str, Experiment], b: dict[str, Experiment]) -> bool:
+    """Whether two catalogs are the same for every use: resolved configs (main and variants),
+    sizes, cells (every field) and fingerprints."""
+    if list(a) != list(b):
+        return False
+    for name in a:
+        x, y = a[name], b[name]
+        if (x.to_yaml() != y.to_yaml() or x.all_cells != y.all_cells or list(x.variants) != list(y.variants)
+                or any(x.variants[k].to_yaml() != y.variants[k].to_yaml() or x.variants[k].cells != y.variants[k].cells
+                       for k in x.variants)):
+            return False
+        if any(getattr(x, f) != getattr(y, f) for f in ("scale", "n_trials", "n_train", "n_test", "curve_points",
+                                                          "max_steps", "max_users")):
+            return False
+        if any(cell_fingerprint(*x.variant_of(c)) != cell_fingerprint(*y.variant_of(c)) for c in x.all_cells):
+            return False
+    return True
 
 
 def check_collisions(cat: dict[str, Experiment]) -> None:
