@@ -155,11 +155,16 @@ KEPT_FIGURES = kept_constraint([f"{CATALOG[n].paper}/{CATALOG[n].figure_file}" f
                                 if CATALOG[n].figure_file is not None])
 
 
+# the names that are parts of paths, as the catalog checks them (rankrepro.pipeline.names)
+from rankrepro.pipeline.names import NAME_PATTERNS
+
+
 wildcard_constraints:
-    paper=r"[A-Za-z0-9_]+",
-    artefact=r"[A-Za-z0-9_]+",
-    cell=r"[A-Za-z0-9_.\-~=]+",
-    dataset=r"[A-Za-z0-9_.\-]+",
+    paper=NAME_PATTERNS["paper"],
+    artefact=NAME_PATTERNS["artefact"],
+    cell=NAME_PATTERNS["cell"],
+    figure=NAME_PATTERNS["figure"],
+    dataset=NAME_PATTERNS["dataset"],
 
 
 def out(path):

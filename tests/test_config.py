@@ -1,4 +1,5 @@
 """Every bad config stops at load, naming the key, before any compute."""
+import json
 import shutil
 from pathlib import Path
 
@@ -168,11 +169,18 @@ def test_bad_value_in_every_group_names_key(config_dir, experiment, override, ke
 
 
 def _same_catalog(a, b):
+    from rankrepro.pipeline.catalog import cell_fingerprint
+
     assert list(a) == list(b)
     for n in a:
         assert a[n].to_yaml() == b[n].to_yaml()
-        assert [c.id for c in a[n].all_cells] == [c.id for c in b[n].all_cells]
+        assert a[n].all_cells == b[n].all_cells
         assert sorted(a[n].variants) == sorted(b[n].variants)
+        assert all(a[n].variants[k].to_yaml() == b[n].variants[k].to_yaml() for k in a[n].variants)
+        assert [cell_fingerprint(*a[n].variant_of(c)) for c in a[n].all_cells] == \
+            [cell_fingerprint(*b[n].variant_of(c)) for c in b[n].all_cells]
+        assert (a[n].n_trials, a[n].n_train, a[n].n_test, a[n].curve_points) == \
+            (b[n].n_trials, b[n].n_train, b[n].n_test, b[n].curve_points)
 
 
 def _two_experiments(tmp_path, config_dir):
@@ -196,7 +204,7 @@ def test_catalog_cache_reads_back_the_same_and_follows_edits(tmp_path, config_di
     plain = load_catalog("smoke", config_dir=cfg)
     first = load_catalog("smoke", config_dir=cfg, cache_dir=cache)
     _same_catalog(plain, first)
-    assert len(list(cache.glob("catalog-smoke-*.pkl"))) == 1
+    assert len(list(cache.glob("catalog-smoke-*.json"))) == 1
     # read back: nothing is composed
     calls = []
     real = catalog_mod.load_experiment
@@ -222,10 +230,80 @@ def test_catalog_cache_replaces_a_damaged_file(tmp_path, config_dir):
     cfg = _two_experiments(tmp_path, config_dir)
     cache = tmp_path / "cache"
     good = load_catalog("smoke", config_dir=cfg, cache_dir=cache)
-    (f,) = cache.glob("catalog-smoke-*.pkl")
-    f.write_bytes(f.read_bytes()[:1000])  # an interrupted write from some other tool
+    (f,) = cache.glob("catalog-smoke-*.json")
+    whole = f.read_bytes()
+    f.write_bytes(whole[:1000])  # an interrupted write from some other tool
     _same_catalog(good, load_catalog("smoke", config_dir=cfg, cache_dir=cache))
-    _same_catalog(good, __import__("pickle").loads(f.read_bytes()))
+    assert f.read_bytes() == whole  # replaced
+
+
+class _Planted:
+    """Unpickling this runs code: it creates the file ``marker``."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.touch, (Path(self.marker),))
+
+
+def test_catalog_cache_runs_no_code(tmp_path, config_dir):
+    """A file planted in the cache folder under the right key is never unpickled: the cache
+    holds data (JSON) only, and a file that is not a valid kept catalog is ignored and
+    replaced."""
+    import pickle
+
+    from rankrepro.pipeline.catalog import catalog_key
+
+    cfg = _two_experiments(tmp_path, config_dir)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    marker = tmp_path / "code_ran"
+    key = catalog_key(cfg, "smoke")
+    planted = pickle.dumps(_Planted(marker))
+    for name in (f"catalog-smoke-{key}.pkl", f"catalog-smoke-{key}.json"):
+        (cache / name).write_bytes(planted)
+    plain = load_catalog("smoke", config_dir=cfg)
+    _same_catalog(plain, load_catalog("smoke", config_dir=cfg, cache_dir=cache))
+    assert not marker.exists()
+    json.loads((cache / f"catalog-smoke-{key}.json").read_text())  # replaced by data
+
+
+def _tamper(data, how):
+    exps = data["experiments"]
+    t1 = exps["harrington2003/table1"]
+    if how == "cells":
+        t1["cells"] = t1["cells"][:-1]
+    elif how == "path":
+        t1["config"]["algorithms"]["../../x"] = t1["config"]["algorithms"].pop("prank")
+    elif how == "figure":
+        t1["config"]["experiment"]["figure"] = {**(t1["config"]["experiment"]["figure"] or {}), "file": "../../x"}
+    elif how == "interpolation":
+        t1["config"]["experiment"]["title"] = "${oc.env:HOME}"
+    elif how == "type":
+        t1["config"]["experiment"]["n_trials"] = {"__reduce__": "os.system"}
+    elif how == "missing":
+        del exps["shivaswamy2012/fig4"]
+    elif how == "key":
+        data["key"] = "0" * 20
+    elif how == "format":
+        data["format"] = "pickle"
+    elif how == "not_a_config":
+        t1["config"] = []
+    return data
+
+
+@pytest.mark.parametrize("how", ["cells", "path", "figure", "interpolation", "type", "missing", "key", "format",
+                                 "not_a_config"])
+def test_catalog_cache_that_does_not_validate_is_rebuilt(tmp_path, config_dir, how):
+    cfg = _two_experiments(tmp_path, config_dir)
+    cache = tmp_path / "cache"
+    good = load_catalog("smoke", config_dir=cfg, cache_dir=cache)
+    (f,) = cache.glob("catalog-smoke-*.json")
+    whole = f.read_text()
+    f.write_text(json.dumps(_tamper(json.loads(whole), how)))
+    _same_catalog(good, load_catalog("smoke", config_dir=cfg, cache_dir=cache))
+    assert json.loads(f.read_text()) == json.loads(whole)  # rebuilt and replaced
 
 
 def test_catalog_cache_folder(monkeypatch, tmp_path):

@@ -207,6 +207,7 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
     from .data.status import data_status
     from .io import write_parquet
     from .pipeline.catalog import ConfigError, load_experiment, write_resolved
+    from .pipeline.names import OutsideRoot, output_path
     from .pipeline.runner import run_cell
 
     try:
@@ -224,30 +225,36 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
             raise CliError(f"{name} needs the processed data set {st.used} ({data_path} is absent): "
                            f"run `make data` or `rankrepro fetch {st.used} && rankrepro preprocess {st.used}`")
     root = Path(out) if out is not None else Path("runs") / "cli" / scale
-    base = root / "results" / exp.paper
-    write_resolved(exp, base / f"{exp.artefact}.config.yaml")
-    cell_paths = []
+    # every output, placed before anything runs: none may leave root (the catalog's name checks
+    # make sure; this is the guard at the place that writes)
+    try:
+        res = {ext: output_path(root, "results", exp.paper, f"{exp.artefact}.{ext}")
+               for ext in ("config.yaml", "csv", "md", "json")}
+        cell_paths = [output_path(root, "results", exp.paper, exp.artefact, "cells", f"{c.id}.parquet")
+                      for c in exp.all_cells]
+        png = (output_path(root, "figures", exp.paper, f"{exp.figure_file}.png")
+               if exp.cfg.experiment.figure is not None else None)
+        report = output_path(root, "results", "report", "index.html")
+    except OutsideRoot as e:
+        raise CliError(f"{name}: {e}") from None
+    write_resolved(exp, res["config.yaml"])
     log(f"{name} [{scale}]: {len(exp.all_cells)} cells" + (f", overrides {' '.join(overrides)}" if overrides else "")
         + f" -> {root}")
-    for c in exp.all_cells:
+    for c, p in zip(exp.all_cells, cell_paths):
         df = run_cell(exp, c.id, n_jobs=jobs, progress=log, data_path=data_path)
-        p = base / exp.artefact / "cells" / f"{c.id}.parquet"
         write_parquet(df, p)
-        cell_paths.append(p)
     from .report.artefact import build_artefact
 
-    rec = build_artefact(exp, cell_paths, base / f"{exp.artefact}.csv", base / f"{exp.artefact}.md",
-                         base / f"{exp.artefact}.json", data=vars(st))
+    rec = build_artefact(exp, cell_paths, res["csv"], res["md"], res["json"], data=vars(st))
     pngs = {}
-    if exp.cfg.experiment.figure is not None:
+    if png is not None:
         from .report.figures import build_figure
 
-        png = root / "figures" / exp.paper / f"{exp.figure_file}.png"
-        build_figure(exp, base / f"{exp.artefact}.csv", png, png.with_suffix(".pdf"), base / f"{exp.artefact}.json")
+        build_figure(exp, res["csv"], png, png.with_suffix(".pdf"), res["json"])
         pngs[exp.name] = str(png)
     from .report.html import build_report
 
-    build_report([str(base / f"{exp.artefact}.json")], pngs, root / "results" / "report" / "index.html", scale)
+    build_report([str(res["json"])], pngs, report, scale)
     return rec
 
 

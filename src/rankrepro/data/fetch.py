@@ -6,6 +6,13 @@ retries and a progress bar.  Every file's sha256 is checked against the registry
 mismatch moves the file to ``data/quarantine/<name>/`` (named with its hash), reports
 both hashes, and the file is never used.  A verified data set gets a
 ``data/raw/<name>/MANIFEST.json`` with the hash and source of every file.
+
+A file the registry does not pin (its sha256 is None) is accepted with a warning and its hash
+recorded; it is never reported as *verified* (its state is *unpinned*).  A file edited after
+it was fetched is noticed: :func:`check_local` compares every raw file with the registry's sum
+(or, unpinned, the sum recorded when it was fetched), through a stamp of its size and
+modification time (``data/raw/<name>/.stamps.json``) written only after a real hash matched;
+a file whose stamp differs is hashed again.  Preprocessing hashes every file in full.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from .registry import DATASETS, DatasetEntry, get
 MIRROR_ENV = "RANKREPRO_DATA_MIRROR"
 OFFLINE_ENV = "RANKREPRO_OFFLINE"
 MANIFEST = "MANIFEST.json"
+#: (size, mtime) of each raw file when its sha256 last matched, beside the manifest
+STAMPS = ".stamps.json"
 
 
 class DataUnavailable(RuntimeError):
@@ -88,11 +97,12 @@ def _verify_into(tmp: Path, dst: Path, entry: DatasetEntry, rel: str, source: st
         raise ChecksumError(f"{entry.name}/{rel} from {source}: sha256 {got} does not match the registry's {want}; "
                             f"the file was moved to {q} and will not be used")
     if want is None:
-        warnings.warn(f"{entry.name}/{rel}: no pinned sha256; accepted with sha256 {got} (recorded in the manifest)",
-                      stacklevel=2)
+        warnings.warn(f"{entry.name}/{rel}: no pinned sha256; accepted with sha256 {got} (recorded in the manifest), "
+                      "not verified", stacklevel=2)
     dst.parent.mkdir(parents=True, exist_ok=True)
     os.replace(tmp, dst)
-    log(f"{entry.name}/{rel}: verified ({source})")
+    log(f"{entry.name}/{rel}: " + (f"verified ({source})" if want is not None
+                                   else f"accepted without a pinned sha256, not verified ({source})"))
     return got
 
 
@@ -142,17 +152,76 @@ def home_reachable(entry: DatasetEntry, timeout: float = 3.0) -> bool:
     return _host_reachable(u.hostname or "", u.port or (443 if u.scheme == "https" else 80), timeout)
 
 
-def _local_ok(entry: DatasetEntry, paths: Paths) -> bool:
-    """Files present and matching the manifest written when they were verified."""
-    d = paths.raw / entry.name
-    m = d / MANIFEST
-    if not m.is_file():
-        return False
+def _read_json(path: Path) -> dict:
     try:
-        man = json.loads(m.read_text())
-    except ValueError:
-        return False
-    return all((d / rel).is_file() and man.get("files", {}).get(rel, {}).get("sha256") for rel in entry.files)
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _stamp(path: Path) -> list[int]:
+    st = path.stat()
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _record_stamps(d: Path, hashes: dict[str, str]) -> None:
+    """Remember the size and modification time of files whose sha256 was just computed and
+    matched (only a real hash refreshes a stamp)."""
+    stamps = _read_json(d / STAMPS)
+    stamps.update({rel: {"sha256": h, "stamp": _stamp(d / rel)} for rel, h in hashes.items()})
+    tmp = d / f".{STAMPS}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(stamps, indent=1, sort_keys=True))
+        os.replace(tmp, d / STAMPS)
+    except OSError:  # a read-only copy: checked again next time
+        tmp.unlink(missing_ok=True)
+
+
+@dataclass
+class LocalCheck:
+    """What :func:`check_local` found in ``data/raw/<name>/``."""
+
+    #: every file present, recorded in the manifest and equal to its expected sum
+    ok: bool
+    #: the files the registry does not pin (accepted when fetched, never *verified*)
+    unpinned: list[str] = field(default_factory=list)
+    #: why not, when a file differs from its sum (naming the file); empty when simply not fetched
+    problem: str = ""
+
+
+def check_local(entry: DatasetEntry, paths: Paths, rehash: bool = False) -> LocalCheck:
+    """Whether the raw files of ``entry`` are the ones fetched and verified: present, in the
+    manifest, and equal to the registry's sha256 (an unpinned file: to the sha256 the manifest
+    recorded when it was fetched).  A file whose size and modification time are those stamped
+    after its last matching hash is taken as unchanged, any other is hashed again (``rehash``:
+    every file is hashed)."""
+    d = paths.raw / entry.name
+    if not (d / MANIFEST).is_file():
+        return LocalCheck(False)
+    files = _read_json(d / MANIFEST).get("files")
+    files = files if isinstance(files, dict) else {}
+    stamps = _read_json(d / STAMPS)
+    hashed: dict[str, str] = {}
+    for rel, want in entry.files.items():
+        p, rec = d / rel, files.get(rel)
+        if not p.is_file() or not isinstance(rec, dict) or not rec.get("sha256"):
+            return LocalCheck(False)
+        if want is not None and rec["sha256"] != want:
+            return LocalCheck(False, problem=f"{p}: the manifest records sha256 {rec['sha256']}, "
+                                             f"not the registry's {want}")
+        expect = want or rec["sha256"]
+        st = stamps.get(rel)
+        if not rehash and isinstance(st, dict) and st.get("sha256") == expect and st.get("stamp") == _stamp(p):
+            continue
+        got = sha256(p)
+        if got != expect:
+            whose = "the registry's" if want is not None else "the one recorded when it was fetched (unpinned)"
+            return LocalCheck(False, problem=f"{p} changed after it was verified: sha256 {got} is not {whose} {expect}")
+        hashed[rel] = got
+    if hashed:
+        _record_stamps(d, hashed)
+    return LocalCheck(True, unpinned=[rel for rel, want in entry.files.items() if want is None])
 
 
 def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, allow_network: bool | None = None,
@@ -170,17 +239,24 @@ def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, all
     record: dict[str, dict] = {}
     errors: list[str] = []
     archive_dir: Path | None = None
+    # an unpinned file already here must still be the one fetched before (its recorded sum)
+    before = _read_json(d / MANIFEST).get("files")
+    before = before if isinstance(before, dict) else {}
     try:
         for rel in entry.files:
             dst = d / rel
             if dst.is_file():
                 got = sha256(dst)
                 want = entry.files[rel]
+                if want is None:
+                    rec = before.get(rel)
+                    want = rec.get("sha256") if isinstance(rec, dict) else None
                 if want is None or got == want:
-                    record[rel] = {"sha256": got, "source": "data/raw", "pinned": want is not None}
+                    record[rel] = {"sha256": got, "source": "data/raw", "pinned": entry.files[rel] is not None}
                     continue
                 q = quarantine(dst, entry, rel, got, paths)
-                errors.append(f"{entry.name}/{rel} in data/raw: sha256 {got} does not match the registry's {want}; "
+                whose = "the registry's" if entry.files[rel] is not None else "the one recorded when it was fetched"
+                errors.append(f"{entry.name}/{rel} in data/raw: sha256 {got} does not match {whose} {want}; "
                               f"moved to {q}")
             src = None
             if mirror is not None and entry.mirror_dir and (mirror / entry.mirror_dir / rel).is_file():
@@ -235,6 +311,7 @@ def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, all
     tmpm = man.with_suffix(".tmp")
     tmpm.write_text(json.dumps(payload, indent=2, sort_keys=True))
     os.replace(tmpm, man)
+    _record_stamps(d, {rel: rec["sha256"] for rel, rec in record.items()})
     return man
 
 
@@ -244,7 +321,9 @@ def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, all
 @dataclass
 class Availability:
     name: str
-    #: verified (in data/raw), mirror, download, or absent
+    #: verified (in data/raw, every file pinned and matching), unpinned (in data/raw, matching
+    #: the sums recorded when fetched, some file not pinned by the registry: not verified),
+    #: mirror, download, changed (a file in data/raw no longer matches its sum) or absent
     state: str
     reason: str = ""
     #: when absent: the substitute that will be used instead, if any
@@ -254,7 +333,7 @@ class Availability:
 
     @property
     def usable(self) -> bool:
-        return self.state in ("verified", "mirror", "download")
+        return self.state in ("verified", "unpinned", "mirror", "download")
 
 
 def how_to_obtain(entry: DatasetEntry) -> str:
@@ -273,8 +352,17 @@ def availability(name: str, paths: Paths | None = None, mirror: Path | None = No
     entry = get(name)
     paths = paths or Paths()
     mirror = mirror_dir() if mirror is None else mirror
-    if _local_ok(entry, paths):
+    local = check_local(entry, paths)
+    if local.ok and not local.unpinned:
         return Availability(name, "verified", f"verified in {paths.raw / entry.name}")
+    if local.ok:
+        return Availability(name, "unpinned", f"in {paths.raw / entry.name}, not verified: the registry pins no sha256 "
+                                              f"for {', '.join(local.unpinned)} (accepted with the sums recorded "
+                                              "when fetched)")
+    if local.problem:
+        return Availability(name, "changed", local.problem,
+                            how_to_obtain=f"`rankrepro fetch {name}` moves the changed file to "
+                                          f"{paths.quarantine / entry.name} and fetches it again")
     if (mirror is not None and entry.mirror_dir
             and all((mirror / entry.mirror_dir / rel).is_file() for rel in entry.files)):
         return Availability(name, "mirror", f"in the mirror {mirror / entry.mirror_dir}")
@@ -307,8 +395,8 @@ def status_table(paths: Paths | None = None, mirror: Path | None = None, probe: 
         if a.usable:
             rows.append((name, a.state, a.reason))
         elif a.substitute:
-            rows.append((name, f"absent -> substitute {a.substitute}", a.reason))
+            rows.append((name, f"{a.state} -> substitute {a.substitute}", a.reason))
         else:
-            rows.append((name, "absent", a.reason))
+            rows.append((name, a.state, a.reason + (f"; {a.how_to_obtain}" if a.state == "changed" else "")))
     w = [max(len(r[i]) for r in rows) for i in range(2)]
     return "\n".join(f"{r[0]:<{w[0]}}  {r[1]:<{w[1]}}  {r[2]}" for r in rows)

@@ -25,7 +25,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import readers
-from .fetch import MANIFEST, Paths
+from .fetch import MANIFEST, ChecksumError, Paths, check_local
 from ..io import atomic_write
 from .registry import get
 from .arrays import derived_arrays, derived_path, load_cached, read_npz  # noqa: F401 - their former home
@@ -154,6 +154,12 @@ def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | N
     raw_manifest = paths.raw / entry.name / MANIFEST
     if not raw_manifest.is_file():
         raise FileNotFoundError(f"{raw_manifest}: data set {name} has not been fetched and verified")
+    # every raw file hashed again, against the registry's sum (an unpinned one: the sum recorded
+    # when it was fetched): a file edited after its verification is refused, by name
+    local = check_local(entry, paths, rehash=True)
+    if not local.ok:
+        raise ChecksumError(f"preprocessing {name}: " + (local.problem or f"{raw_manifest} does not list every file")
+                            + f"; run `rankrepro fetch {name}` to replace it")
     progress(f"preprocessing {name} ({entry.title})")
     arrays = build(name, paths, params, progress)
     out = Path(out_dir) if out_dir else paths.processed / entry.name
@@ -172,9 +178,17 @@ def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | N
     return out / PROCESSED
 
 
+class CorruptData(ValueError):
+    """A processed file that cannot be read; the message names it."""
+
+
 def load(name: str, paths: Paths | None = None, path: str | os.PathLike | None = None) -> dict[str, np.ndarray]:
-    """The processed arrays of ``name`` (fast: one npz read)."""
+    """The processed arrays of ``name`` (fast: one npz read).  A file that cannot be read
+    raises :class:`CorruptData` naming it."""
     p = Path(path) if path else (paths or Paths()).processed / name / PROCESSED
     if not p.is_file():
         raise FileNotFoundError(f"{p}: run the data rules first (snakemake data) to build {name}")
-    return read_npz(p)
+    try:
+        return read_npz(p)
+    except ValueError as e:  # read_npz names the file and says how to rebuild it
+        raise CorruptData(str(e)) from None

@@ -33,4 +33,5 @@ def data_status(source: str | None, probe: bool = True) -> DataStatus:
         return DataStatus(True, used=a.substitute, substitute_for=source,
                           reason=f"{source} is absent ({a.reason}); using the substitute {a.substitute}")
     tried = f" (substitutes tried: {', '.join(a.alternatives_tried)})" if a.alternatives_tried else ""
-    return DataStatus(False, reason=f"data set {source} is absent: {a.reason}{tried}", how_to_obtain=a.how_to_obtain)
+    what = "changed after it was verified" if a.state == "changed" else "is absent"
+    return DataStatus(False, reason=f"data set {source} {what}: {a.reason}{tried}", how_to_obtain=a.how_to_obtain)

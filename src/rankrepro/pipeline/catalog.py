@@ -9,7 +9,6 @@ outside an estimator's constraints.  Errors are :class:`ConfigError` naming the 
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import inspect
@@ -27,6 +26,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from ..algorithms import FEATURE_MAPS, ParamError
 from ..claims import KINDS as CLAIM_KINDS, OPTIONAL_DEFAULTS as CLAIM_OPTIONAL, Claim, kind_names as claim_kind_names
+from .names import name_problem
 from .schema import RootCfg
 
 SCHEMA_NAME = "rankrepro_schema"
@@ -312,6 +312,9 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
                                               f"(known: {', '.join(list_experiments(root))})")
     if scale not in list_scales(root):
         raise ConfigError(name, "scale", f"unknown scale '{scale}' (known: {', '.join(list_scales(root))})")
+    _check_experiment_name(name, root)
+    _require(name, "scale", name_problem("scale", scale) is None, str(name_problem("scale", scale)))
+    _check_yaml_bounds(name, root)
     try:
         cfg = _compose(root, name, scale, list(overrides))
         OmegaConf.resolve(cfg)
@@ -328,8 +331,129 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
 
 _SCHEMA = OmegaConf.structured(RootCfg)
 
-#: labels of sensitivity choices and values become parts of file names
-_LABEL_OK = re.compile(r"^[A-Za-z0-9_.\-]+$")
+
+def _check_experiment_name(name: str, root: Path) -> None:
+    """The experiment's file name, ``config/experiment/<paper>/<artefact>.yaml``: two valid
+    names (:data:`rankrepro.pipeline.names.NAME_PATTERNS`), and no other experiment file that
+    differs from it in case only (on a case-insensitive file system both would write the same
+    outputs)."""
+    parts = name.split("/")
+    _require(name, "experiment", len(parts) == 2,
+             f"config/experiment/{name}.yaml: an experiment file lies one folder deep, "
+             "config/experiment/<paper>/<artefact>.yaml")
+    for kind, part in zip(("paper", "artefact"), parts):
+        why = name_problem(kind, part)
+        _require(name, f"experiment.{kind}", why is None, f"config/experiment/{name}.yaml: {why}")
+    twins = [n for n in list_experiments(root) if n != name and n.casefold() == name.casefold()]
+    _require(name, "experiment.artefact", not twins,
+             f"config/experiment/{name}.yaml and config/experiment/{twins[0] if twins else ''}.yaml differ in case "
+             "only: on a case-insensitive file system their outputs are the same files")
+
+
+#: bounds on every config file, checked before Hydra composes it: a YAML alias bomb (a few
+#: lines whose anchors expand to billions of nodes when OmegaConf copies them) or a file of
+#: runaway size or depth would otherwise hang the load
+YAML_MAX_BYTES = 1 << 20
+YAML_MAX_NODES = 200_000
+YAML_MAX_DEPTH = 40
+#: files found within the bounds: (path, size, mtime) -> None, checked once per process
+_YAML_OK: dict[tuple[str, int, int], None] = {}
+
+
+class _YamlTooBig(Exception):
+    def __init__(self, path: list[str], message: str):
+        self.path, self.message = path, message
+
+
+def _yaml_measure(node: Any, memo: dict[int, tuple[int, int]], active: set[int]) -> tuple[int, int]:
+    """(nodes, depth) of a composed YAML node once every alias is expanded, without expanding
+    them (each node measured once)."""
+    import yaml
+
+    if id(node) in memo:
+        return memo[id(node)]
+    if id(node) in active:
+        raise _YamlTooBig([], "an alias refers to a node that contains it (a recursive structure)")
+    if isinstance(node, yaml.ScalarNode):
+        return 1, 1
+    active.add(id(node))
+    size, depth = 1, 0
+    mapping = isinstance(node, yaml.MappingNode)
+    for child, key in ([(v, k) for k, v in node.value] if mapping else [(v, None) for v in node.value]):
+        try:
+            n, d = _yaml_measure(child, memo, active)
+            if d + 1 > YAML_MAX_DEPTH:
+                raise _YamlTooBig([], f"nested more than {YAML_MAX_DEPTH} levels deep")
+        except _YamlTooBig as e:  # the key it is under: mapping keys down to the first list
+            e.path = [str(getattr(key, "value", key)), *e.path] if mapping else []
+            raise
+        size, depth = size + n, max(depth, d)
+    active.discard(id(node))
+    memo[id(node)] = (size, depth + 1)
+    return memo[id(node)]
+
+
+def _yaml_where(node: Any, memo: dict[int, tuple[int, int]]) -> list[str]:
+    """The keys down to the mapping entry that holds most of an oversized document."""
+    import yaml
+
+    path: list[str] = []
+    while isinstance(node, yaml.MappingNode) and node.value:
+        k, v = max(node.value, key=lambda kv: memo.get(id(kv[1]), (0, 0))[0])
+        path.append(str(getattr(k, "value", k)))
+        node = v
+    return path
+
+
+def _check_yaml_bounds(name: str, root: Path) -> None:
+    """Every YAML file under the config folder within :data:`YAML_MAX_BYTES`,
+    :data:`YAML_MAX_NODES` (aliases expanded) and :data:`YAML_MAX_DEPTH`, measured on the
+    composed node graph (linear in the file's size) before anything expands it."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for f in sorted(root.rglob("*.yaml")):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        memo_key = (str(f), st.st_size, st.st_mtime_ns)
+        if memo_key in _YAML_OK:
+            continue
+        rel = f.relative_to(root).as_posix()
+        owner = rel[len("experiment/"):-len(".yaml")] if rel.startswith("experiment/") \
+            and not f.name.startswith("_") else name
+        prefix = {"dataset": "dataset.", "scale": "scale."}.get(rel.split("/")[0], "")
+        problem, where = None, []
+        if st.st_size > YAML_MAX_BYTES:
+            problem = f"{st.st_size:,} bytes, more than a config file may have ({YAML_MAX_BYTES:,})"
+        else:
+            try:
+                doc = yaml.compose(f.read_bytes(), Loader=loader)
+            except yaml.YAMLError:
+                doc = None  # a syntax error: reported, with its line, when Hydra composes the file
+            except RecursionError:
+                doc, problem = None, f"nested more than {YAML_MAX_DEPTH} levels deep"
+            if doc is not None:
+                memo: dict[int, tuple[int, int]] = {}
+                try:
+                    size, _ = _yaml_measure(doc, memo, set())
+                    if size > YAML_MAX_NODES:
+                        problem = (f"its aliases expand to {size:,} values, more than a config may hold "
+                                   f"({YAML_MAX_NODES:,}): an alias bomb?")
+                        where = _yaml_where(doc, memo)
+                except _YamlTooBig as e:
+                    problem, where = e.message, e.path
+                except RecursionError:
+                    problem = f"nested more than {YAML_MAX_DEPTH} levels deep"
+        if problem is not None:
+            raise ConfigError(owner, prefix + ".".join(where) if where else rel, f"config/{rel}: {problem}")
+        _YAML_OK[memo_key] = None
+
+
+def _check_name(name: str, key: str, kind: str, value: Any) -> None:
+    why = name_problem(kind, value)
+    _require(name, key, why is None, str(why))
 
 
 def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
@@ -342,18 +466,38 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
     only where that value changes the cell's computation (its fingerprint)."""
     name, e = exp.name, exp.cfg.experiment
     choices = [str(sc.choice) for sc in e.sensitivity]
+    main_fps: dict[str, str] = {}
     for i, sc in enumerate(e.sensitivity):
         key = f"experiment.sensitivity[{i}]"
-        _require(name, f"{key}.choice", bool(_LABEL_OK.match(sc.choice)),
-                 f"'{sc.choice}' must use only letters, digits, '_', '.' and '-'")
+        _check_name(name, f"{key}.choice", "label", sc.choice)
         _require(name, f"{key}.choice", sc.choice not in choices[:i], f"duplicate choice '{sc.choice}'")
+        _require(name, f"{key}.choice", sc.choice.casefold() not in {c.casefold() for c in choices[:i]},
+                 f"choice '{sc.choice}' differs from an earlier one in case only (its cells' files would be the same "
+                 "on a case-insensitive file system)")
         _require(name, f"{key}.values", len(sc["values"]) >= 2, "list at least two values (the main one and an alternative)")
         _require(name, f"{key}.main", sc.main in sc["values"],
                  f"'{sc.main}' is not one of the values ({', '.join(map(str, sc['values']))})")
-        for label, sets in sc["values"].items():
+        alternatives = [OmegaConf.to_container(v) for lb, v in sc["values"].items() if lb != sc.main]
+        twin = next((e.sensitivity[h].choice for h in range(i)
+                     if _same_value(alternatives, [OmegaConf.to_container(v) for lb, v in e.sensitivity[h]["values"].items()
+                                                   if lb != e.sensitivity[h].main])), None)
+        _require(name, f"{key}.values", twin is None,
+                 f"choice '{sc.choice}' sets the same alternatives as choice '{twin}': one question asked twice")
+        labels = [str(v) for v in sc["values"]]
+        settings = {str(v): OmegaConf.to_container(s) for v, s in sc["values"].items()}
+        for j, (label, sets) in enumerate(sc["values"].items()):
             vkey = f"{key}.values.{label}"
-            _require(name, vkey, bool(_LABEL_OK.match(str(label))),
-                     f"'{label}' must use only letters, digits, '_', '.' and '-'")
+            _check_name(name, vkey, "label", label)
+            for k in sets:  # the alternatives run on the main cells' seeds: that is what compares them
+                _require(name, f"{vkey}.{k}", str(k) != "experiment.seed",
+                         "a sensitivity value may not set the seed: its cells rerun the main cells on the same "
+                         "seeds (common random numbers), which is what makes the comparison")
+            same = next((v for v in labels[:j] if _same_value(settings[v], settings[str(label)])), None)
+            _require(name, vkey, same is None,
+                     f"value '{label}' sets the same as value '{same}': the same computation listed twice")
+            twin = next((v for v in labels[:j] if v.casefold() == str(label).casefold()), None)
+            _require(name, vkey, twin is None, f"value '{label}' differs from value '{twin}' in case only (their "
+                                               "cells' files would be the same on a case-insensitive file system)")
             if only is not None and (str(sc.choice), str(label)) != only:
                 continue  # a job that runs one sensitivity cell needs its variant only
             if label == sc.main and (checked or not sets):
@@ -389,8 +533,12 @@ def _add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, check
             exp.variants[(str(sc.choice), str(label))] = var
             for vc in var.cells:
                 c = main_ids[vc.id]
-                if cell_fingerprint(var, vc) != cell_fingerprint(exp, c):
-                    exp.sensitivity_cells.append(Cell(sensitivity_cell_id(c.id, sc.choice, str(label)), c.algorithm,
+                if c.id not in main_fps:  # each main cell's fingerprint computed once, not once per value
+                    main_fps[c.id] = cell_fingerprint(exp, c)
+                if cell_fingerprint(var, vc) != main_fps[c.id]:
+                    sid = sensitivity_cell_id(c.id, sc.choice, str(label))
+                    _check_name(name, vkey, "cell", sid)
+                    exp.sensitivity_cells.append(Cell(sid, c.algorithm,
                                                       c.estimator, vc.label, vc.params, vc.swept,
                                                       base=c.id, choice=str(sc.choice), value=str(label)))
     from .schema import DIAGNOSIS_KINDS
@@ -583,6 +731,11 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
     _require(name, "experiment.paper", e.paper == paper, f"'{e.paper}' must equal the folder name '{paper}'")
     _require(name, "experiment.artefact", e.artefact == artefact,
              f"'{e.artefact}' must equal the file name '{artefact}'")
+    # names that become parts of output paths (a resolved file or a kept catalog is checked too)
+    _check_name(name, "experiment.paper", "paper", e.paper)
+    _check_name(name, "experiment.artefact", "artefact", e.artefact)
+    if e.figure is not None and e.figure.file is not None:
+        _check_name(name, "experiment.figure.file", "figure", e.figure.file)
     _require(name, "experiment.kind", e.kind in ("table", "figure"), f"'{e.kind}' must be 'table' or 'figure'")
     _require(name, "experiment.n_trials", e.n_trials >= 1, f"must be >= 1, got {e.n_trials}")
     _require(name, "experiment.protocol", e.protocol in PROTOCOLS,
@@ -632,6 +785,7 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
     family = proto.estimators
     cells: list[Cell] = []
     for key, a in cfg.algorithms.items():
+        _check_name(name, f"algorithms.{key}", "algorithm", key)
         _require(name, f"algorithms.{key}.estimator", a.estimator in family,
                  f"unknown estimator '{a.estimator}' for protocol '{e.protocol}' (known: {sorted(family)})")
         est_cls = family[a.estimator]
@@ -646,6 +800,12 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
         for pk, vals in grid.items():
             _require(name, f"algorithms.{key}.grid.{pk}", isinstance(vals, list) and len(vals) > 0,
                      "a grid entry must be a non-empty list")
+            for j, v in enumerate(vals):  # 1 and 1.0 are one setting run twice under two cell ids
+                first = next((i for i in range(j) if _same_value(vals[i], v)), None)
+                if first is not None:
+                    raise ConfigError(name, f"algorithms.{key}.grid.{pk}[{j}]",
+                                      f"{pk}={v!r} equals {pk}[{first}]={vals[first]!r}: the same cells would run "
+                                      "twice under two ids")
         gkeys = sorted(grid)
         for combo in itertools.product(*[grid[k] for k in gkeys]):
             swept = dict(zip(gkeys, combo))
@@ -660,8 +820,17 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
                 raise ConfigError(name, f"algorithms.{key}.{where}.{err.param}{idx}",
                                   f"{err.param}={err.value!r} {err.rule}") from None
             cid = key + "".join(f"-{k}{_fmt(v)}" for k, v in swept.items())
+            if name_problem("cell", cid) is not None:  # a swept value that cannot be part of a file name
+                bad = [k for k, v in swept.items() if name_problem("cell", f"{k}{_fmt(v)}") is not None]
+                where = (f"algorithms.{key}.grid.{bad[0]}[{_index(grid[bad[0]], swept[bad[0]])}]" if bad
+                         else f"algorithms.{key}.grid" if swept else f"algorithms.{key}")
+                _check_name(name, where, "cell", cid)
             label = a.label + ("" if not swept else " (" + ", ".join(f"{k}={_fmt(v)}" for k, v in swept.items()) + ")")
             _require(name, f"algorithms.{key}", cid not in {c.id for c in cells}, f"duplicate cell id '{cid}'")
+            twin = next((c.id for c in cells if c.id.casefold() == cid.casefold()), None)
+            _require(name, f"algorithms.{key}", twin is None,
+                     f"cell id '{cid}' differs from cell '{twin}' in case only (on a case-insensitive file system "
+                     "both cells would write the same files)")
             cells.append(Cell(cid, key, a.estimator, label, params, swept))
 
     cap = lambda v, m: v if m is None else min(v, m)  # noqa: E731
@@ -707,6 +876,28 @@ def _validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> 
 # -------------------------------------------------------------------------------------
 #: the largest seed kept: results and provenance store it as int64
 MAX_SEED = 2**63 - 1
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """Equal as settings: numbers by value (1 == 1.0; True is not 1), lists and mappings
+    element by element."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if _is_number(a) and _is_number(b):
+        return _equal(a, b)
+    if isinstance(a, (list, tuple, ListConfig)) and isinstance(b, (list, tuple, ListConfig)):
+        return len(a) == len(b) and all(_same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, (dict, DictConfig)) and isinstance(b, (dict, DictConfig)):
+        return set(map(str, a)) == set(map(str, b)) and all(_same_value(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def _index(values: list, value: Any) -> int:
+    """The position of ``value`` in a grid list (by identity first: 1 and 1.0 compare equal)."""
+    for i, v in enumerate(values):
+        if v is value:
+            return i
+    return values.index(value)
 
 
 def _is_number(v: Any) -> bool:
@@ -980,48 +1171,87 @@ def _linestyle_ok(ls: Any) -> bool:
         return False
 
 
-#: catalogs kept per scale in a cache folder
-CATALOG_CACHE_KEEP = 8
-
-
 def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = None,
                  cache_dir: str | os.PathLike | None = None) -> dict[str, Experiment]:
     """Every experiment, validated.  The first bad config raises.
 
-    ``cache_dir``: keep the validated catalog there (a pickle named by :func:`catalog_key`:
-    the config files' contents, the scale, this package's code and the versions of Python,
-    OmegaConf, Hydra and Matplotlib) and read it back while none of those changed.  Composing
-    and checking the 20 experiments and their variants takes ~10 s, reading them back ~0.5 s:
-    the workflow does it at every start.  A config that does not load is never kept."""
+    ``cache_dir``: keep the validated catalog there and read it back while nothing it depends
+    on changed (:func:`catalog_key`: the config files' contents, the scale, this package's
+    code and the versions of Python, OmegaConf, Hydra and Matplotlib).  Composing and checking
+    the 20 experiments and their variants takes ~10 s, reading them back ~1 s: the workflow
+    does it at every start.  The kept file is data, never code (JSON: each experiment's
+    resolved config and its cells' fingerprints, :mod:`rankrepro.pipeline.cache`); it is
+    validated when read and ignored (composed again and replaced) when it does not validate.
+    A config that does not load is never kept."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
+    names = list_experiments(root)
     if cache_dir is None:
-        return {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
-    import pickle
+        cat = {n: load_experiment(n, scale, config_dir=root) for n in names}
+        check_collisions(cat)
+        return cat
+    from . import cache
 
-    cache = Path(cache_dir)
-    f = cache / f"catalog-{scale}-{catalog_key(root, scale)}.pkl"
-    try:
-        with open(f, "rb") as fh:
-            return pickle.load(fh)
-    except OSError:  # not kept yet, or a folder that cannot be read: composed
-        pass
-    except Exception:  # a truncated or foreign file: composed again and replaced
-        with contextlib.suppress(OSError):
-            f.unlink()
-    cat = {n: load_experiment(n, scale, config_dir=root) for n in list_experiments(root)}
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        # the newest few kept per scale (the folder may be shared by several checkouts: the
-        # key says which configs and code each file is for)
-        kept = sorted(cache.glob(f"catalog-{scale}-*.pkl"), key=lambda q: q.stat().st_mtime, reverse=True)
-        for old in kept[CATALOG_CACHE_KEEP - 1:]:
-            old.unlink(missing_ok=True)
-        tmp = f.with_name(f".{f.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps(cat, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp, f)
-    except OSError:  # a read-only place: the catalog is still right, only not kept
-        pass
+    key = catalog_key(root, scale)
+    build = lambda n, resolved: _from_kept(n, scale, resolved)  # noqa: E731
+    kept = cache.read(cache_dir, names, scale, key, build, check_collisions)
+    if kept is not None:
+        return kept
+    cat = {n: load_experiment(n, scale, config_dir=root) for n in names}
+    check_collisions(cat)
+    cache.write(cache_dir, cat, scale, key, build, check_collisions, _same_catalogs)
     return cat
+
+
+def _from_kept(name: str, scale: str, resolved: dict) -> Experiment:
+    """An experiment from the resolved config a kept catalog holds, rebuilt and checked as a
+    job does from its resolved file (:func:`load_resolved`), names included."""
+    cfg = OmegaConf.create(resolved)
+    OmegaConf.set_struct(cfg, True)
+    exp = _validate(name, scale, cfg, checked=True)
+    _add_sensitivity(exp, checked=True)
+    return exp
+
+
+def _same_catalogs(a: dict[str, Experiment], b: dict[str, Experiment]) -> bool:
+    """Whether two catalogs are the same for every use: resolved configs (main and variants),
+    sizes, cells (every field) and fingerprints."""
+    if list(a) != list(b):
+        return False
+    for name in a:
+        x, y = a[name], b[name]
+        if (x.to_yaml() != y.to_yaml() or x.all_cells != y.all_cells or list(x.variants) != list(y.variants)
+                or any(x.variants[k].to_yaml() != y.variants[k].to_yaml() or x.variants[k].cells != y.variants[k].cells
+                       for k in x.variants)):
+            return False
+        if any(getattr(x, f) != getattr(y, f) for f in ("scale", "n_trials", "n_train", "n_test", "curve_points",
+                                                          "max_steps", "max_users")):
+            return False
+        if any(cell_fingerprint(*x.variant_of(c)) != cell_fingerprint(*y.variant_of(c)) for c in x.all_cells):
+            return False
+    return True
+
+
+def check_collisions(cat: dict[str, Experiment]) -> None:
+    """No two experiments write the same output: the same artefact files
+    (``results/<paper>/<artefact>.*``) or the same figure (``figures/<paper>/<file>.png``),
+    compared without case (one file on a case-insensitive file system).  Otherwise the
+    workflow would plan one job for both and silently drop one of them.  Raises
+    :class:`ConfigError` on the later experiment, naming both."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for name, exp in cat.items():
+        outs = [("artefact", f"results/{exp.paper}/{exp.artefact}.json", "experiment.artefact")]
+        if exp.cfg.experiment.figure is not None:
+            key = "experiment.figure.file" if exp.cfg.experiment.figure.file is not None else "experiment.figure"
+            outs.append(("figure", f"figures/{exp.paper}/{exp.figure_file}.png", key))
+        for what, path, key in outs:
+            other = seen.setdefault((what, path.casefold(), ""), name)
+            if other != name:
+                theirs = cat[other]
+                how = ("" if theirs.cfg.experiment.figure is None or what != "figure"
+                       else f" (its figure.file is {theirs.cfg.experiment.figure.file!r})"
+                       if theirs.cfg.experiment.figure.file is not None else " (its artefact's name)")
+                raise ConfigError(name, key, f"experiments '{other}' and '{name}' both write {path}{how}: "
+                                             f"give one of them another {'figure.file' if what == 'figure' else 'name'}")
 
 
 def default_cache_dir() -> Path:
