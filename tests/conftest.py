@@ -136,3 +136,18 @@ def scratch_workflow(w: Path) -> Path:
         (shutil.copytree if src.is_dir() else shutil.copy)(src, w / item)
     shutil.copytree(ROOT / "config", w / "config", ignore=shutil.ignore_patterns("experiment"))
     return w
+
+
+_CATALOGS: dict = {}
+
+
+def committed_catalog(scale: str = "paper") -> dict:
+    """The committed configs' catalog at ``scale``, composed once and kept as the workflow keeps
+    it (the validated cache under ~/.cache/rankrepro, shared by the test processes): composing
+    all 20 experiments takes 10-20 s, reading them back 1-2 s.  For tests that read the
+    committed catalog; tests of composing and of the cache itself compose their own."""
+    if scale not in _CATALOGS:
+        from rankrepro.pipeline.catalog import default_cache_dir, load_catalog
+
+        _CATALOGS[scale] = load_catalog(scale, config_dir=CONFIG_DIR, cache_dir=default_cache_dir())
+    return _CATALOGS[scale]

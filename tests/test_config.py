@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from rankrepro.pipeline import ConfigError, list_experiments, load_catalog, load_experiment
+from conftest import committed_catalog
 
 EXPERIMENTS = list_experiments(Path(__file__).resolve().parents[1] / "config")
 
@@ -20,7 +21,7 @@ def test_every_experiment_composes(config_dir, name, scale):
 
 
 def test_paper_scale_is_the_papers():
-    cat = load_catalog("paper")
+    cat = committed_catalog("paper")
     h = cat["harrington2003/table1"]
     assert (h.n_trials, h.n_train, h.n_test) == (20, 50_000, 1_000)
     assert {c.id for c in h.cells} >= {"oap_bpm-tau0.3", "oap_bpm-tau0.6", "oap_bpm-tau0.9", "voted_prank"}

@@ -10,6 +10,7 @@ import pytest
 from rankrepro.pipeline import ConfigError, load_catalog
 
 from test_config_names import CONFIG, _add, dry_run, experiment_text, scratch_workflow
+from conftest import committed_catalog
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def test_different_figures_and_papers_do_not_collide(two):
 
 
 def test_the_committed_catalog_has_no_collision():
-    cat = load_catalog("paper", config_dir=CONFIG)
+    cat = committed_catalog("paper")
     figures = [(e.paper, e.figure_file.casefold()) for e in cat.values() if e.figure_file]
     assert len(figures) == len(set(figures))
 

@@ -17,6 +17,7 @@ from hypothesis import given, strategies as st
 
 from rankrepro.pipeline import ConfigError, load_catalog, load_experiment
 from rankrepro.pipeline.names import MAX_LENGTH, NAME_PATTERNS, OutsideRoot, name_problem, output_path
+from conftest import committed_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config"
@@ -179,7 +180,7 @@ def test_rankrepro_run_writes_nothing_outside_its_folder(tmp_path, monkeypatch):
 
 
 def test_every_committed_name_matches_its_pattern():
-    cat = load_catalog("smoke", config_dir=CONFIG)
+    cat = committed_catalog("smoke")
     for name, exp in cat.items():
         assert name_problem("paper", exp.paper) is None and name_problem("artefact", exp.artefact) is None
         assert exp.figure_file is None or name_problem("figure", exp.figure_file) is None

@@ -9,6 +9,7 @@ from rankrepro.pipeline import ConfigError, load_experiment, run_cell
 from rankrepro.pipeline.catalog import cell_fingerprint, list_experiments
 from rankrepro.protocols import PROTOCOLS, Protocol, Spec
 from rankrepro.protocols.base import FIELDS
+from conftest import committed_catalog
 
 
 @pytest.mark.parametrize("name", sorted(PROTOCOLS))
@@ -26,8 +27,7 @@ def test_every_experiment_builds_its_specs_and_size_text():
     from rankrepro.pipeline.runner import trial_spec
 
     seen = set()
-    for name in list_experiments():
-        exp = load_experiment(name, "smoke")
+    for name, exp in committed_catalog("smoke").items():
         p = PROTOCOLS[exp.cfg.experiment.protocol]
         seen.add(p.name)
         spec = trial_spec(exp, exp.cells[0], 0, data_path="unused")
