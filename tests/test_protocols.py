@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import pytest
 
 from rankrepro.pipeline import ConfigError, load_experiment, run_cell
-from rankrepro.pipeline.catalog import cell_fingerprint, list_experiments
+from rankrepro.pipeline.catalog import cell_fingerprint
 from rankrepro.protocols import PROTOCOLS, Protocol, Spec
 from rankrepro.protocols.base import FIELDS
 from conftest import committed_catalog
