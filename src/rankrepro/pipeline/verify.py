@@ -224,7 +224,7 @@ def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root:
     from ..io import atomic_write, dumps
     from ..provenance import git_commit
     from .codeprint import experiment_identity
-    from .freshness import fingerprint_path, fingerprint_text, data_identity, write_fingerprint
+    from .freshness import fingerprint_path, write_fingerprint
     from .runner import default_data_path
 
     commit = git_commit(root)
@@ -248,13 +248,7 @@ def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root:
         rec = json.loads(rec_path.read_text())
         rec["verified"] = {"commit": commit, "date": date, "cells": len(cs),
                            "identical": sum(c.identical for c in cs)}
-        from ..data.status import data_status
-
-        used = data_status(exp.cfg.dataset.source, probe=False).used if exp.cfg.dataset.source else None
-        data_id = data_identity(used, root)
-        current = all((root / fingerprint_path("", exp, c.id)).is_file()
-                      and (root / fingerprint_path("", exp, c.id)).read_text() == fingerprint_text(exp, c.id, data_id)
-                      for c in exp.all_cells)
+        current = not stale_cells(exp, root)  # every cell's fingerprint file matches today's
         if current:
             rec["code"] = experiment_identity(exp)
         atomic_write(rec_path, lambda tmp: Path(tmp).write_text(dumps(rec)))
