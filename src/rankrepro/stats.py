@@ -75,3 +75,33 @@ def paired_t_greater(a, b) -> float:
         return float("nan") if mean == 0.0 else float(mean < 0)
     t = mean / (sd / np.sqrt(n))
     return float(_sp.stdtr(n - 1, -t))
+
+
+@dataclass(frozen=True)
+class RatioInterval:
+    """The geometric mean of paired ratios b_t / a_t with its 95% interval: Student's t on the
+    logs (the ratios of timings are log-normal-ish and a slow-down multiplies them), back-
+    transformed.  ``low``/``high`` NaN with fewer than two pairs."""
+
+    ratio: float
+    low: float
+    high: float
+    n: int
+    per_trial: tuple = ()
+
+
+def paired_ratio(a, b, confidence: float = 0.95) -> RatioInterval:
+    """The paired ratios ``b / a`` (one per trial, both positive) summarised by
+    :class:`RatioInterval`."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired samples must be two 1-d arrays of one length, got shapes {a.shape} and {b.shape}")
+    if a.size == 0 or np.any(a <= 0) or np.any(b <= 0) or not np.all(np.isfinite(a) & np.isfinite(b)):
+        raise ValueError("paired ratios need positive, finite values")
+    r = b / a
+    iv = t_interval(np.log(r), confidence)
+    if iv.n < 2:
+        return RatioInterval(float(np.exp(iv.mean)), float("nan"), float("nan"), iv.n, tuple(float(x) for x in r))
+    return RatioInterval(float(np.exp(iv.mean)), float(np.exp(iv.low)), float(np.exp(iv.high)), iv.n,
+                         tuple(float(x) for x in r))

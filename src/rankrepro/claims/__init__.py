@@ -30,10 +30,12 @@ def kind_names() -> str:
     return ", ".join(names[:-1]) + " or " + names[-1]
 
 
-def evaluate(claim: Claim, summary: pd.DataFrame, cells: Callable[[dict], list]) -> ClaimResult:
+def evaluate(claim: Claim, summary: pd.DataFrame, cells: Callable[[dict], list],
+             trials: pd.DataFrame | None = None) -> ClaimResult:
     """The claim's verdict and evidence on a summary; ``cells(selector)`` the cells a selector
-    picks (``best`` resolved on the claim's metric)."""
-    r = KINDS[claim.kind].evaluate(claim, Context(summary, cells))
+    picks (``best`` resolved on the claim's metric); ``trials`` the per-trial rows (needed by
+    a claim about time)."""
+    r = KINDS[claim.kind].evaluate(claim, Context(summary, cells, trials))
     r.diagnosis = claim.diagnosis
     return r
 

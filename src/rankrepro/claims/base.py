@@ -86,6 +86,9 @@ class ClaimResult:
     diagnosis: dict | None = None
     #: for each open protocol choice whose values give different verdicts: {choice, verdicts: {value: verdict}}
     depends_on: list | None = None
+    #: a claim about time: each comparison's paired ratio, interval, spread and load tolerance
+    #: (:mod:`rankrepro.claims.timing`)
+    timing: list | None = None
 
 
 class Checks(Protocol):
@@ -117,12 +120,15 @@ class Checks(Protocol):
 
 @dataclass
 class Context:
-    """What a kind evaluates on: the summary (:func:`rankrepro.report.aggregate.summarize`)
-    and ``cells(selector)``, the cells a selector picks with ``best`` resolved on the claim's
-    metric."""
+    """What a kind evaluates on: the summary (:func:`rankrepro.report.aggregate.summarize`),
+    ``cells(selector)``, the cells a selector picks with ``best`` resolved on the claim's
+    metric, and the trials the summary was made from."""
 
     summary: pd.DataFrame
     cells: Callable[[dict], list]
+    #: the per-trial rows (cell, trial, metric, round, value) the summary was made from: the
+    #: claims about time pair their trials
+    trials: pd.DataFrame | None = None
 
     def values(self, cell: str, metric: str, rounds) -> pd.DataFrame:
         return values_at(self.summary, cell, metric, rounds)

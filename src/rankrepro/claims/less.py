@@ -1,12 +1,14 @@
 """``less``: every lhs cell's value is below every rhs cell's (paired by ``match``), at the
 last round or at every logged round in ``rounds``; ``significant`` asks for separated 95%
-intervals, ``factor`` for lhs x factor < rhs."""
+intervals, ``factor`` for lhs x factor < rhs.  On a timing metric the claim is decided on the
+paired per-trial ratios with a tolerance for machine load (:mod:`rankrepro.claims.timing`)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ..metrics import METRICS
+from ..metrics import METRICS, TIMING_METRICS
+from . import timing
 from .base import Claim, ClaimKind, Context, fmt_round, hi, lo, result
 
 
@@ -34,6 +36,8 @@ class Less(ClaimKind):
         chk.require("", len(pairs) > 0, "no (lhs, rhs) pair of distinct, matching cells to compare")
 
     def evaluate(self, c: Claim, ctx: Context):
+        if c.metric in TIMING_METRICS:
+            return self._evaluate_timing(c, ctx)
         metric, rounds = c.metric, c.rounds
         lhs, rhs = ctx.cells(c.lhs), ctx.cells(c.rhs)
         fac = float(c.factor or 1.0)
@@ -82,6 +86,32 @@ class Less(ClaimKind):
         how = "the claim needs separated intervals" if c.significant else f"{clear} with separated intervals"
         return result(c, "not held", f"failed {len(fails)} of {checks} comparisons ({how}), e.g. "
                       + "; ".join(fails[:3]) + more + ratios, frac)
+
+    def _evaluate_timing(self, c: Claim, ctx: Context):
+        """A claim about time: on the paired per-trial ratios, with the load tolerance
+        (:mod:`rankrepro.claims.timing`)."""
+        if ctx.trials is None:
+            return result(c, "not evaluable", "a claim about time needs the per-trial values")
+        fac = float(c.factor or 1.0)
+        comps, words = [], []
+        for a in ctx.cells(c.lhs):
+            for b in ctx.cells(c.rhs):
+                if a.id == b.id or not _compatible(a, b, c.match):
+                    continue
+                cmp = timing.compare(ctx.trials, a.id, b.id, c.metric, fac)
+                if cmp is not None:
+                    comps.append(cmp)
+                    words.append(f"{cmp['verdict']}: " + timing.describe(cmp, a.label, b.label))
+        if not comps:
+            return result(c, "not evaluable", "no paired trials to compare")
+        verdicts = [x["verdict"] for x in comps]
+        verdict = ("held" if all(v == "held" for v in verdicts)
+                   else "not held" if "not held" in verdicts else "inconclusive")
+        lead = ("a timing measurement: its ratio's interval, widened by the load tolerance, contains the claimed "
+                "factor, so the verdict could depend on the machine's load; " if verdict == "inconclusive" else "")
+        r = result(c, verdict, lead + "; ".join(words), verdicts.count("held") / len(verdicts))
+        r.timing = comps
+        return r
 
 
 KIND = Less()

@@ -127,15 +127,17 @@ def experiment_claims(exp: Experiment) -> list[Claim]:
     return [Claim.from_config(cl) for cl in exp.cfg.experiment.claims]
 
 
-def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame) -> ClaimResult:
+def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame,
+                   trials: pd.DataFrame | None = None) -> ClaimResult:
     """One claim's verdict and evidence, by its kind's checker (:data:`rankrepro.claims.KINDS`);
-    ``claim`` a :class:`Claim` or its config node."""
+    ``claim`` a :class:`Claim` or its config node; ``trials`` the rows ``summary`` was made
+    from (a claim about time pairs them)."""
     c = claim if isinstance(claim, Claim) else Claim.from_config(claim)
-    return claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric))
+    return claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric), trials)
 
 
-def evaluate_claims(exp: Experiment, summary: pd.DataFrame) -> list[ClaimResult]:
-    return [evaluate_claim(exp, c, summary) for c in experiment_claims(exp)]
+def evaluate_claims(exp: Experiment, summary: pd.DataFrame, trials: pd.DataFrame | None = None) -> list[ClaimResult]:
+    return [evaluate_claim(exp, c, summary, trials) for c in experiment_claims(exp)]
 
 
 # -------------------------------------------------------------------------------------
@@ -194,9 +196,10 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
                 extra = 0
             else:
                 var = exp.variants[(choice, label)]
-                v_summary = summarize(var, variant_trials(exp, trials, choice, label))
+                v_trials = variant_trials(exp, trials, choice, label)
+                v_summary = summarize(var, v_trials)
                 v_comp = compare_published(var, v_summary, reference_only)
-                v_claims = evaluate_claims(var, v_summary)
+                v_claims = evaluate_claims(var, v_summary, v_trials)
                 extra = sum(c.choice == choice and c.value == label for c in exp.sensitivity_cells)
             head = _headline(exp if label == sc.main else exp.variants[(choice, label)], v_summary, v_comp)
             diffs = [abs(h["mean"] - h["published_mean"]) for h in head
@@ -223,7 +226,8 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
 
 
 def claims_to_json(results: list[ClaimResult]) -> list[dict]:
-    return [asdict(r) for r in results]
+    """The claims as the record keeps them (``timing`` only on a claim about time)."""
+    return [{k: v for k, v in asdict(r).items() if not (k == "timing" and v is None)} for r in results]
 
 
 @dataclass(frozen=True)

@@ -209,7 +209,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     reference_only = not dataset["original"]
     summary = summarize(exp, trials)
     comparison = compare_published(exp, summary, reference_only)
-    claim_results = evaluate_claims(exp, summary)
+    claim_results = evaluate_claims(exp, summary, trials)
     sens = sensitivity(exp, all_trials, summary, comparison, claim_results, reference_only)
     claims = claims_to_json(claim_results)
     rows = table_rows(exp, summary, comparison, significance_marks(exp, trials))

@@ -1,0 +1,101 @@
+"""Claims about time do not change verdict with the machine's load (issue: reliability II,
+item 7): Elsas et al. Table 5's ``committee_faster`` was *inconclusive* in one clean run and
+*held* in the next.  A timing claim is decided on the paired per-trial ratios with a tolerance
+for load (rankrepro.claims.timing); here its verdicts are checked under simulated loads, and
+its statistics against scipy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from rankrepro.claims.timing import CLOCKS, LOAD_TOLERANCE
+from rankrepro.metrics import METRICS, TIMING_METRICS
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.report.aggregate import evaluate_claim, summarize
+from rankrepro.stats import paired_ratio
+
+
+def test_paired_ratio_against_scipy():
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0.2, 0.4, 7)
+    b = a * rng.lognormal(np.log(3.0), 0.3, 7)
+    iv = paired_ratio(a, b)
+    lr = np.log(b / a)
+    lo, hi = sps.t.interval(0.95, len(lr) - 1, loc=lr.mean(), scale=sps.sem(lr))
+    assert iv.ratio == pytest.approx(sps.gmean(b / a), rel=1e-12)
+    assert (iv.low, iv.high) == pytest.approx((np.exp(lo), np.exp(hi)), rel=1e-12)
+    assert iv.n == 7 and iv.per_trial == pytest.approx(tuple(b / a))
+    with pytest.raises(ValueError, match="positive"):
+        paired_ratio([1.0, 0.0], [1.0, 2.0])
+
+
+def test_every_timing_metric_has_its_clock():
+    """CLOCKS names each timing metric's clock as the metric's own description does."""
+    assert set(CLOCKS) == set(TIMING_METRICS)
+    for m, clock in CLOCKS.items():
+        d = METRICS[m].description
+        assert ("CPU" in d) == (clock == "cpu") and ("wall-clock" in d) == (clock == "wall"), (m, d)
+        assert clock in LOAD_TOLERANCE
+
+
+def table5_trials(exp, ratios_svm, ratios_light, lhs, load=1.0):
+    """Per-fold CPU times: the committee's ``lhs``, Ranking SVM's its ratio times that; the SVM
+    jobs slowed down by ``load`` (they ran while the machine was busier, or idler)."""
+    rows = []
+    for cell, ratios in (("committee", None), ("ranksvm", ratios_svm), ("ranksvm_svmlight", ratios_light)):
+        for t, x in enumerate(lhs):
+            v = x if ratios is None else x * ratios[t] * load
+            rows.append((exp.paper, exp.artefact, cell, cell, "{}", t, "selected_train_seconds", None, v))
+    df = pd.DataFrame(rows, columns=["paper", "artefact", "cell", "algorithm", "params", "trial", "metric", "round",
+                                     "value"])
+    df["round"] = df["round"].astype("Int64")
+    return df
+
+
+def verdicts(exp, claim_id, trials):
+    node = next(c for c in exp.cfg.experiment.claims if c.id == claim_id)
+    return evaluate_claim(exp, node, summarize(exp, trials), trials)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_load_never_turns_held_into_not_held(seed):
+    """Two runs of Table 5 whose Ranking SVM jobs met loads up to the CPU tolerance apart give
+    verdicts that never contradict (held in one, not held in the other): the old rule compared
+    the two cells' intervals and said 'held' at one load and 'not held' at another."""
+    exp = load_experiment("elsas2008/table5", "smoke")
+    rng = np.random.default_rng(seed)
+    lhs = 0.25 * rng.lognormal(0, 0.02, 5)  # the folds take about the same time
+    ratio = rng.uniform(0.8, 1.6)  # near the claimed factor 1, where load decides
+    r_svm = ratio * rng.lognormal(0, 0.05, 5)
+    r_light = 18 * rng.lognormal(0, 0.2, 5)
+    tol = LOAD_TOLERANCE["cpu"]
+    seen = set()
+    for load in np.geomspace(1 / np.sqrt(tol), np.sqrt(tol), 7):  # any two loads at most `tol` apart
+        r = verdicts(exp, "committee_faster", table5_trials(exp, r_svm, r_light, lhs, load))
+        seen.add(r.verdict)
+        assert r.timing and r.timing[0]["clock"] == "cpu"
+    assert not {"held", "not held"} <= seen, (ratio, seen)
+
+
+def test_a_clear_ratio_decides_and_a_small_one_is_a_measurement():
+    exp = load_experiment("elsas2008/table5", "smoke")
+    lhs = np.array([0.20, 0.25, 0.30, 0.22, 0.28])
+    fast = verdicts(exp, "committee_faster", table5_trials(exp, [3.0, 3.1, 2.9, 3.05, 2.95], [18] * 5, lhs))
+    assert fast.verdict == "held" and fast.timing[0]["ratio"] == pytest.approx(3.0, rel=0.02)
+    near = verdicts(exp, "committee_faster", table5_trials(exp, [1.3, 1.25, 1.35, 1.3, 1.3], [18] * 5, lhs))
+    assert near.verdict == "inconclusive" and "timing measurement" in near.evidence
+    # the 45x claim: a ratio of 18 (interval well under 45 / 1.5) is not held whatever the load
+    for load in (1 / 1.4, 1.0, 1.4):
+        r = verdicts(exp, "committee_45x_faster_svmlight_c",
+                     table5_trials(exp, [1.2] * 5, [18, 20, 16, 19, 17], lhs, load))
+        assert r.verdict == "not held"
+
+
+def test_timing_claim_needs_its_trials():
+    exp = load_experiment("elsas2008/table5", "smoke")
+    t = table5_trials(exp, [3.0] * 5, [18] * 5, np.full(5, 0.2))
+    node = next(c for c in exp.cfg.experiment.claims if c.id == "committee_faster")
+    assert evaluate_claim(exp, node, summarize(exp, t)).verdict == "not evaluable"
