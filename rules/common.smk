@@ -208,6 +208,21 @@ def cell_files(wildcards):
             for ext in ("parquet", "fingerprint")]
 
 
+def sibling_cell_files(wildcards):
+    """The cell files of the paper's other artefacts that run here: a claim's verdict is
+    adjusted over the paper's claims (Holm, claims/testing.py), so it depends on theirs."""
+    exp = experiment_of(wildcards)
+    files = []
+    for other in CATALOG.values():
+        if other.paper != exp.paper or other.name == exp.name or not runnable(other) or other.name in KEPT:
+            continue
+        if BATCH:
+            files.append(out(f"results/{other.paper}/{other.artefact}/all_cells.parquet"))
+        else:
+            files += [out(f"results/{other.paper}/{other.artefact}/cells/{c.id}.parquet") for c in other.cells]
+    return files
+
+
 def cell_data(wildcards):
     used = DATA_STATUS[f"{wildcards.paper}/{wildcards.artefact}"].used
     return [processed(used)] if used else []

@@ -54,6 +54,8 @@ rule aggregate:
         paper=KEPT_RECORDS,
     input:
         cells=cell_files,
+        # the paper's other artefacts: the claims are decided over the paper's family (Holm)
+        siblings=sibling_cell_files,
     output:
         csv=report(
             out("results/{paper}/{artefact}.csv"),

@@ -6,4 +6,5 @@ sm = snakemake  # noqa: F821 - injected by Snakemake
 with job_timer("aggregate", sm.params.experiment, None):
     job_aggregate(sm.params.experiment, sm.params.scale, sm.params.config_dir,
                   [p for p in sm.input.cells if p.endswith(".parquet")],
-                  sm.output.csv, sm.output.md, sm.output.json, status=dict(sm.params.status))
+                  sm.output.csv, sm.output.md, sm.output.json, status=dict(sm.params.status),
+                  siblings=list(sm.input.siblings))

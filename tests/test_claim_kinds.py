@@ -103,8 +103,8 @@ def test_a_new_kind_is_one_class_in_the_registry(t1, monkeypatch):
     assert err.value.key == "experiment.claims[2].expect"
     cfg.experiment.claims[2].expect = 0.1
     exp = C._validate(T1, "smoke", cfg)
-    s = summarize(exp, fake_trials(exp, base_means(exp)))
-    r = evaluate_claims(exp, s)[2]
+    t = fake_trials(exp, base_means(exp))
+    r = evaluate_claims(exp, summarize(exp, t), t)[2]
     assert r.verdict == "held" and r.evidence.startswith("lowest 0.2")
     cfg.experiment.claims[2].over = "tau"  # a key the new kind does not read
     with pytest.raises(ConfigError) as err:
@@ -113,8 +113,9 @@ def test_a_new_kind_is_one_class_in_the_registry(t1, monkeypatch):
 
 
 def test_evaluate_claim_takes_a_claim_or_its_config(t1):
-    s = summarize(t1, fake_trials(t1, base_means(t1)))
+    t = fake_trials(t1, base_means(t1))
+    s = summarize(t1, t)
     for node in t1.cfg.experiment.claims:
-        a = evaluate_claim(t1, node, s)
-        b = evaluate_claim(t1, Claim.from_config(node), s)
+        a = evaluate_claim(t1, node, s, t)
+        b = evaluate_claim(t1, Claim.from_config(node), s, t)
         assert a == b

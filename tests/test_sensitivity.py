@@ -84,7 +84,7 @@ def test_sensitivity_section_reports_each_value_and_the_flips(table1):
     main_trials = trials[trials["cell"].isin([c.id for c in table1.cells])]
     summary = summarize(table1, main_trials)
     comp = compare_published(table1, summary)
-    claims = evaluate_claims(table1, summary)
+    claims = evaluate_claims(table1, summary, main_trials)
     sens = sensitivity(table1, trials, summary, comp, claims)
     vo = next(s for s in sens if s["choice"] == "vote_output")
     assert [v["value"] for v in vo["values"]] == ["mean", "rank"] and vo["main"] == "mean"
@@ -119,14 +119,14 @@ def test_substitute_data_gets_references_not_verdicts(table1):
     assert set(compare_published(table1, s, reference_only=True)["verdict"]) == {"reference"}
 
 
-def test_overlapping_intervals_make_a_failed_claim_inconclusive(table1):
+def test_a_reversal_within_the_noise_is_inconclusive(table1):
     means = base_means(table1)
     means["oap_vp-tau0.6"] = 0.205  # beats OAP-BPM tau = 0.6 (0.21) by less than the noise
-    s = summarize(table1, fake_trials(table1, means, sd=0.05))
-    r = evaluate_claim(table1, claim(table1, "bpm_lowest_each_tau"), s)
-    assert r.verdict == "inconclusive" and "overlap" in r.evidence
-    s = summarize(table1, fake_trials(table1, means, sd=0.0005))  # the same order, separated
-    assert evaluate_claim(table1, claim(table1, "bpm_lowest_each_tau"), s).verdict == "not held"
+    t = fake_trials(table1, means, sd=0.05)
+    r = evaluate_claim(table1, claim(table1, "bpm_lowest_each_tau"), summarize(table1, t), t)
+    assert r.verdict == "inconclusive" and "p(reversed)" in r.evidence
+    t = fake_trials(table1, means, sd=0.0005)  # the same order, far beyond the noise
+    assert evaluate_claim(table1, claim(table1, "bpm_lowest_each_tau"), summarize(table1, t), t).verdict == "not held"
 
 
 # -------------------------------------------------------------------------------------

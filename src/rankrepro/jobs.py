@@ -113,9 +113,11 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
 
 
 def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str], csv: str, md: str,
-                  json_out: str, status: dict | None = None) -> None:
+                  json_out: str, status: dict | None = None, siblings: list[str] = ()) -> None:
     """Aggregate the cells, or, when the data could not be had (``status['runnable']`` is
-    false), write the artefact's not-run record."""
+    false), write the artefact's not-run record.  ``siblings``: the cell files of the paper's
+    other artefacts, whose claims join this one's in the family Holm adjusts over."""
+    from .report.aggregate import family_pvalues
     from .report.artefact import build_artefact, build_not_run
 
     exp = _load(experiment, scale, config_dir)
@@ -123,7 +125,19 @@ def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str]
         # the workflow never plans this for a reproduced record (rules/common.smk: kept_records)
         build_not_run(exp, status.get("reason", ""), status.get("how_to_obtain", ""), csv, md, json_out)
         return
-    build_artefact(exp, cells, csv, md, json_out, data=status)
+    family = family_pvalues(_sibling_groups(siblings), lambda name: _load(name, scale, config_dir, sensitivity=False))
+    build_artefact(exp, cells, csv, md, json_out, data=status, family=family)
+
+
+def _sibling_groups(paths: list[str]) -> dict[str, list[str]]:
+    """Cell files by their experiment (``<paper>/<artefact>`` from results/<paper>/<artefact>/
+    cells/<cell>.parquet or results/<paper>/<artefact>/all_cells.parquet)."""
+    groups: dict[str, list[str]] = {}
+    for p in paths:
+        parts = Path(p).parts
+        name = "/".join(parts[-4:-2]) if parts[-2] == "cells" else "/".join(parts[-3:-1])
+        groups.setdefault(name, []).append(p)
+    return groups
 
 
 def job_fetch(dataset: str, log: str | None = None) -> None:

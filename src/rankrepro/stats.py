@@ -77,6 +77,72 @@ def paired_t_greater(a, b) -> float:
     return float(_sp.stdtr(n - 1, -t))
 
 
+
+def welch_t_greater(a, b) -> float:
+    """One-tailed p-value of Welch's unpaired t-test that ``a``'s mean is greater than ``b``'s
+    (as ``scipy.stats.ttest_ind(a, b, equal_var=False, alternative="greater")``), for two
+    samples that do not share their trials.  NaN with fewer than two values on a side; both
+    variances zero: as :func:`paired_t_greater`."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.size < 2 or b.size < 2:
+        return float("nan")
+    va, vb = float(a.var(ddof=1)) / a.size, float(b.var(ddof=1)) / b.size
+    d = float(a.mean() - b.mean())
+    if va + vb == 0.0:
+        return float("nan") if d == 0.0 else float(d < 0)
+    df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    return float(_sp.stdtr(df, -d / np.sqrt(va + vb)))
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjustment of a family of p-values (as ``statsmodels``'
+    ``multipletests(method="holm")``): the i-th smallest times (m - i + 1), made monotone, at
+    most 1.  NaN entries (tests that could not be made) are left NaN and do not count in m."""
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.flatnonzero(~np.isnan(p))
+    m = ok.size
+    if m == 0:
+        return out
+    order = ok[np.argsort(p[ok], kind="stable")]
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out[order] = adj
+    return out
+
+
+def paired_power(diffs, alpha: float, power: float = 0.8, limit: int = 1_000_000) -> int | None:
+    """The number of trials a one-sided paired t-test at level ``alpha`` needs to detect the
+    observed mean of ``diffs`` (its sign the alternative) with probability ``power``, taking
+    the observed standard deviation as the truth (the noncentral t; as
+    ``statsmodels``' ``TTestPower().solve_power``).  None when the differences have no spread
+    or no mean (no number of trials decides a tie), or more than ``limit`` would be needed."""
+    d = np.asarray(diffs, dtype=float)
+    d = d[~np.isnan(d)]
+    if d.size < 2:
+        return None
+    mean, sd = abs(float(d.mean())), float(d.std(ddof=1))
+    if sd == 0.0 or mean == 0.0:
+        return None
+    effect = mean / sd
+
+    def achieved(n: int) -> float:
+        crit = _sp.stdtrit(n - 1, 1.0 - alpha)
+        return 1.0 - float(_sp.nctdtr(n - 1, effect * np.sqrt(n), crit))
+
+    if achieved(limit) < power:
+        return None
+    lo_n, hi_n = 2, 2
+    while achieved(hi_n) < power:
+        lo_n, hi_n = hi_n, hi_n * 2
+    while lo_n < hi_n:
+        mid = (lo_n + hi_n) // 2
+        if achieved(mid) >= power:
+            hi_n = mid
+        else:
+            lo_n = mid + 1
+    return int(hi_n)
+
 @dataclass(frozen=True)
 class RatioInterval:
     """The geometric mean of paired ratios b_t / a_t with its 95% interval: Student's t on the

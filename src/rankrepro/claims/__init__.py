@@ -33,8 +33,11 @@ def kind_names() -> str:
 def evaluate(claim: Claim, summary: pd.DataFrame, cells: Callable[[dict], list],
              trials: pd.DataFrame | None = None) -> ClaimResult:
     """The claim's verdict and evidence on a summary; ``cells(selector)`` the cells a selector
-    picks (``best`` resolved on the claim's metric); ``trials`` the per-trial rows (needed by
-    a claim about time)."""
+    picks (``best`` resolved on the claim's metric); ``trials`` the per-trial rows the claim
+    is tested on.  The verdict is the claim's alone; :func:`rankrepro.claims.testing.adjust`
+    decides a family of claims together (Holm)."""
+    if trials is None:
+        raise TypeError(f"claim {claim.id}: a claim is tested on the per-trial values: pass the trials")
     r = KINDS[claim.kind].evaluate(claim, Context(summary, cells, trials))
     r.diagnosis = claim.diagnosis
     return r

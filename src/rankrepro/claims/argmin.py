@@ -1,10 +1,11 @@
 """``argmin``: among the lhs cells the lowest has hyperparameter ``over`` equal to ``expect``
-(*inconclusive* when it does not but the claimed cell's interval overlaps the lowest one's)."""
+(the claimed cell below every other, tested on the trials)."""
 
 from __future__ import annotations
 
 from .base import ClaimKind, compared_points, result
-from .spread import at_least_two
+from . import testing
+from .spread import _round, at_least_two
 
 
 class Argmin(ClaimKind):
@@ -34,12 +35,15 @@ class Argmin(ClaimKind):
         pts, desc, best = got_points
         over, want = c.over, c.expect
         got = best[0].params.get(over)
-        held = got is not None and want is not None and float(got) == float(want)
-        verdict = "held" if held else "not held"
         claimed = [p for p in pts if p[0].params.get(over) is not None and float(p[0].params[over]) == float(want)]
-        if not held and claimed and all(p[2] <= best[3] for p in claimed):
-            verdict = "inconclusive"  # the claimed cell's interval overlaps the lowest one's
-        return result(c, verdict, f"lowest at {over}={got} (claimed {want}): {desc}")
+        if not claimed:
+            return result(c, "not evaluable", f"no cell with {over}={want} has a value: {desc}")
+        mine = min(claimed, key=lambda p: p[1])
+        rnd = _round(ctx, c, mine[0])
+        x = testing.trial_values(ctx.trials, mine[0].id, c.metric, rnd)
+        tests = [testing.less(x, testing.trial_values(ctx.trials, p[0].id, c.metric, _round(ctx, c, p[0])),
+                              f"{mine[0].label} vs {p[0].label}") for p in pts if p not in claimed]
+        return testing.tested(c, f"lowest at {over}={got} (claimed {want}): {desc}", testing.combine(tests))
 
 
 KIND = Argmin()

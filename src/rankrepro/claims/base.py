@@ -77,8 +77,7 @@ OPTIONAL_DEFAULTS = {f.name: f.default_factory() if f.default is MISSING else f.
 class ClaimResult:
     id: str
     text: str
-    #: "held", "not held", "inconclusive" (it fails only on point estimates whose 95% intervals
-    #: overlap) or "not evaluable"
+    #: "held", "not held" (each at the Holm-adjusted 5% level), "inconclusive" or "not evaluable"
     verdict: str
     evidence: str
     fraction: float | None = None
@@ -89,6 +88,9 @@ class ClaimResult:
     #: a claim about time: each comparison's paired ratio, interval, spread and load tolerance
     #: (:mod:`rankrepro.claims.timing`)
     timing: list | None = None
+    #: a tested claim: p_held, p_opposite, p, tests, test, p_adjusted, family, n_needed
+    #: (:mod:`rankrepro.claims.testing`)
+    stats: dict | None = None
 
 
 class Checks(Protocol):

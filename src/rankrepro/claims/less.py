@@ -1,6 +1,7 @@
 """``less``: every lhs cell's value is below every rhs cell's (paired by ``match``), at the
-last round or at every logged round in ``rounds``; ``significant`` asks for separated 95%
-intervals, ``factor`` for lhs x factor < rhs.  On a timing metric the claim is decided on the
+last round or at every logged round in ``rounds``, ``factor`` for lhs x factor < rhs; tested
+on the per-trial values (:mod:`rankrepro.claims.testing`; ``significant`` is what every claim
+now asks).  On a timing metric the claim is decided on the
 paired per-trial ratios with a tolerance for machine load (:mod:`rankrepro.claims.timing`)."""
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import pandas as pd
 
 from ..metrics import METRICS, TIMING_METRICS
 from . import timing
-from .base import Claim, ClaimKind, Context, fmt_round, hi, lo, result
+from . import testing
+from .base import Claim, ClaimKind, Context, fmt_round, result
 
 
 def _compatible(a, b, match) -> bool:
@@ -41,7 +43,7 @@ class Less(ClaimKind):
         metric, rounds = c.metric, c.rounds
         lhs, rhs = ctx.cells(c.lhs), ctx.cells(c.rhs)
         fac = float(c.factor or 1.0)
-        checks, fails, clear = 0, [], 0
+        checks, fails, tests = 0, [], []
         for a in lhs:
             for b in rhs:
                 if a.id == b.id or not _compatible(a, b, c.match):
@@ -53,18 +55,15 @@ class Less(ClaimKind):
                     ra, rb = va.loc[r], vb.loc[r]
                     if isinstance(ra, pd.DataFrame):
                         ra, rb = ra.iloc[0], rb.iloc[0]
-                    ok = (fac * ra["high"] < rb["low"]) if c.significant else (fac * ra["mean"] < rb["mean"])
                     checks += 1
-                    if not ok:
-                        # reversed beyond the noise: the intervals do not overlap (a claim of
-                        # significance fails on overlap itself)
-                        if c.significant or fac * lo(ra) > hi(rb):
-                            clear += 1
+                    where = f"{a.label} vs {b.label}{fmt_round(ra['round'])}"
+                    tests.append(testing.less(fac * testing.trial_values(ctx.trials, a.id, metric, ra["round"]),
+                                              testing.trial_values(ctx.trials, b.id, metric, rb["round"]), where))
+                    if not fac * ra["mean"] < rb["mean"]:
                         fails.append(f"{a.label} {ra['mean']:.3f} (+-{ra['ci']:.3f}) vs {b.label} "
                                      f"{rb['mean']:.3f} (+-{rb['ci']:.3f}){fmt_round(ra['round'])}")
         if checks == 0:
             return result(c, "not evaluable", "no comparable values (rounds outside this run's range?)")
-        frac = 1 - len(fails) / checks
         ratios = ""
         if fac != 1.0:
             rs = []
@@ -76,16 +75,12 @@ class Less(ClaimKind):
                         rs.append(f"{b.label} / {a.label} = {vb.iloc[-1]['mean'] / va.iloc[-1]['mean']:.1f}")
             ratios = " (measured ratio: " + "; ".join(rs) + f"; claimed at least {c.factor:g})"
         if not fails:
-            ev = f"held in all {checks} comparisons ({', '.join(x.label for x in lhs)} vs {', '.join(x.label for x in rhs)})"
-            return result(c, "held", ev + ratios, frac)
-        more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
-        if not clear:
-            return result(c, "inconclusive",
-                          f"failed {len(fails)} of {checks} comparisons, each only on point estimates whose 95% "
-                          "intervals overlap, e.g. " + "; ".join(fails[:3]) + more + ratios, frac)
-        how = "the claim needs separated intervals" if c.significant else f"{clear} with separated intervals"
-        return result(c, "not held", f"failed {len(fails)} of {checks} comparisons ({how}), e.g. "
-                      + "; ".join(fails[:3]) + more + ratios, frac)
+            ev = (f"ordered as claimed in all {checks} comparisons ({', '.join(x.label for x in lhs)} vs "
+                  f"{', '.join(x.label for x in rhs)})")
+        else:
+            more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
+            ev = f"not ordered as claimed in {len(fails)} of {checks} comparisons, e.g. " + "; ".join(fails[:3]) + more
+        return testing.tested(c, ev + ratios, testing.combine(tests), 1 - len(fails) / checks)
 
     def _evaluate_timing(self, c: Claim, ctx: Context):
         """A claim about time: on the paired per-trial ratios, with the load tolerance

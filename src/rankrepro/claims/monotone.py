@@ -1,9 +1,11 @@
 """``monotone``: per algorithm, ``stat`` (the ``mean`` or the interval half-width ``ci``)
-moves in ``direction`` as hyperparameter ``over`` grows."""
+moves in ``direction`` as hyperparameter ``over`` grows; the mean's steps tested on the trials
+(:mod:`rankrepro.claims.testing`), a half-width read on the estimates."""
 
 from __future__ import annotations
 
-from .base import ClaimKind, hi, lo, result
+from . import testing
+from .base import ClaimKind, result
 
 
 class Monotone(ClaimKind):
@@ -30,7 +32,7 @@ class Monotone(ClaimKind):
     def evaluate(self, c, ctx):
         over, stat = c.over, c.stat
         col = "mean" if stat == "mean" else "ci"
-        by_alg: dict[str, list[tuple[float, float, float, float]]] = {}
+        by_alg: dict[str, list[tuple[float, float, object, object]]] = {}
         for cell in ctx.cells(c.lhs):
             if over not in cell.params:
                 continue
@@ -38,26 +40,31 @@ class Monotone(ClaimKind):
             if v.empty:
                 continue
             r = v.iloc[-1]
-            by_alg.setdefault(cell.algorithm, []).append((float(cell.params[over]), float(r[col]), lo(r), hi(r)))
+            by_alg.setdefault(cell.algorithm, []).append((float(cell.params[over]), float(r[col]), cell, r["round"]))
         if not by_alg:
             return result(c, "not evaluable", "no values")
         sign = 1 if c.direction == "increasing" else -1
-        bad, parts, clear = [], [], False
+        bad, parts, tests = [], [], []
         for alg, pts in by_alg.items():
-            pts.sort()
+            pts.sort(key=lambda p: p[0])
             ys = [p[1] for p in pts]
             parts.append(f"{alg}: " + ", ".join(f"{over}={p[0]:g}: {p[1]:.3f}" for p in pts))
-            viol = [i for i in range(len(ys) - 1) if sign * (ys[i + 1] - ys[i]) < 0]
-            if viol:
+            if any(sign * (ys[i + 1] - ys[i]) < 0 for i in range(len(ys) - 1)):
                 bad.append(alg)
-                # a half-width has no interval of its own: its violations count as clear
-                clear = clear or stat != "mean" or any(pts[i][2] > pts[i + 1][3] or pts[i + 1][2] > pts[i][3]
-                                                       for i in viol)
+            for p, q in zip(pts, pts[1:]):
+                lower, upper = (p, q) if sign > 0 else (q, p)
+                tests.append(testing.less(testing.trial_values(ctx.trials, lower[2].id, c.metric, lower[3]),
+                                          testing.trial_values(ctx.trials, upper[2].id, c.metric, upper[3]),
+                                          f"{alg} {over}={p[0]:g} -> {q[0]:g}"))
         name = "interval half-width" if stat == "ci" else "mean"
         ev = f"{name} by {over}: " + "; ".join(parts)
-        verdict = "held" if not bad else ("not held" if clear else "inconclusive")
-        return result(c, verdict, ev if not bad else f"not monotone for {', '.join(bad)}. " + ev,
-                      1 - len(bad) / len(by_alg))
+        ev = ev if not bad else f"not monotone for {', '.join(bad)}. " + ev
+        frac = 1 - len(bad) / len(by_alg)
+        if stat == "ci":
+            # a half-width has no per-trial values to test: the claim is read on the estimates
+            return result(c, "held" if not bad else "not held",
+                          ev + " (descriptive: an interval's half-width is not tested)", frac)
+        return testing.tested(c, ev, testing.combine(tests), frac)
 
 
 KIND = Monotone()

@@ -1,8 +1,9 @@
-"""``spread``: the lhs cells differ: the best one's 95% interval lies entirely below the
-worst one's."""
+"""``spread``: the lhs cells differ: the best one is below the worst one (tested on the
+trials, Bonferroni over every pair since both are chosen after seeing the values)."""
 
 from __future__ import annotations
 
+from . import testing
 from .base import ClaimKind, compared_points, result
 
 
@@ -23,11 +24,23 @@ class Spread(ClaimKind):
             return result(c, "not evaluable", "fewer than two cells with values")
         pts, desc, best = got_points
         worst = max(pts, key=lambda p: p[1])
-        held = best[3] < worst[2]  # the best's interval lies entirely below the worst's
-        return result(c, "held" if held else "not held",
-                      f"best {best[0].label} {best[1]:.3f} (+-{best[3] - best[1]:.3f}), worst {worst[0].label} "
-                      f"{worst[1]:.3f} (+-{worst[3] - worst[1]:.3f}); intervals "
-                      f"{'separated' if held else 'overlap'}: {desc}")
+        k = len(pts)
+        t = testing.less(testing.trial_values(ctx.trials, best[0].id, c.metric, _round(ctx, c, best[0])),
+                         testing.trial_values(ctx.trials, worst[0].id, c.metric, _round(ctx, c, worst[0])),
+                         f"{best[0].label} vs {worst[0].label}")
+        # the best and the worst are chosen after seeing the values: Bonferroni over every pair;
+        # "the cells differ" has no reversal to show, so it is held or inconclusive
+        pairs = k * (k - 1) // 2
+        t = testing.Test(t.what, min(1.0, pairs * t.p_claim), float("nan"), t.n, t.paired, t.diffs)
+        return testing.tested(c, f"best {best[0].label} {best[1]:.3f} (+-{best[3] - best[1]:.3f}), worst "
+                                 f"{worst[0].label} {worst[1]:.3f} (+-{worst[3] - worst[1]:.3f}), the best below the "
+                                 f"worst tested with Bonferroni over the {pairs} pairs: {desc}",
+                              testing.combine([t]))
+
+
+def _round(ctx, c, cell):
+    v = ctx.values(cell.id, c.metric, c.rounds)
+    return v.iloc[-1]["round"] if not v.empty else None
 
 
 KIND = Spread()

@@ -18,6 +18,7 @@ from omegaconf import OmegaConf
 
 from .. import claims
 from ..claims import Claim, ClaimResult
+from ..claims.testing import adjust
 from ..metrics import METRICS
 from ..pipeline.catalog import Cell, Experiment, select
 from ..stats import Interval, consistent, paired_t_greater, t_interval
@@ -136,8 +137,43 @@ def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame,
     return claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric), trials)
 
 
-def evaluate_claims(exp: Experiment, summary: pd.DataFrame, trials: pd.DataFrame | None = None) -> list[ClaimResult]:
-    return [evaluate_claim(exp, c, summary, trials) for c in experiment_claims(exp)]
+def evaluate_claims(exp: Experiment, summary: pd.DataFrame, trials: pd.DataFrame,
+                    family: "Family | None" = None) -> list[ClaimResult]:
+    """The experiment's claims, decided together with the rest of their family: Holm's
+    adjustment over the tested ones and ``family``'s p-values (the paper's other artefacts'
+    claims, :func:`family_pvalues`; :func:`rankrepro.claims.testing.adjust`)."""
+    out = [evaluate_claim(exp, c, summary, trials) for c in experiment_claims(exp)]
+    adjust(out, others=family.pvalues if family is not None else ())
+    return out
+
+
+@dataclass(frozen=True)
+class Family:
+    """The p-values of the claims an artefact's claims are adjusted with: the paper's other
+    artefacts that run here (their names kept for the record)."""
+
+    artefacts: tuple[str, ...] = ()
+    pvalues: tuple[float, ...] = ()
+
+
+def claim_pvalues(exp: Experiment, trials: pd.DataFrame) -> list[float]:
+    """The unadjusted two-sided p-values of an experiment's tested claims."""
+    trials = trials[trials["cell"].isin([c.id for c in exp.cells])]
+    summary = summarize(exp, trials)
+    rs = [evaluate_claim(exp, c, summary, trials) for c in experiment_claims(exp)]
+    return [r.stats["p"] for r in rs if r.stats is not None and r.verdict != "not evaluable"]
+
+
+def family_pvalues(groups: dict[str, list[str]], load) -> Family:
+    """The family of the paper's other artefacts: ``groups`` their cell files by experiment
+    name, ``load(name)`` the experiment."""
+    from .artefact import load_cells
+
+    names, ps = [], []
+    for name in sorted(groups):
+        names.append(name)
+        ps += claim_pvalues(load(name), load_cells(groups[name]))
+    return Family(tuple(names), tuple(ps))
 
 
 # -------------------------------------------------------------------------------------
@@ -181,7 +217,7 @@ def _align(heads: list[list[dict]]) -> list[list[dict]]:
 
 
 def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, comparison: pd.DataFrame,
-                claims: list[ClaimResult], reference_only: bool = False) -> list[dict]:
+                claims: list[ClaimResult], reference_only: bool = False, family: Family | None = None) -> list[dict]:
     """For each open choice and each of its values: what it sets, how many cells it re-ran,
     the headline numbers and every claim's verdict.  Marks, on the main claims, the ones
     whose verdict depends on a choice (``depends_on``)."""
@@ -199,7 +235,7 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
                 v_trials = variant_trials(exp, trials, choice, label)
                 v_summary = summarize(var, v_trials)
                 v_comp = compare_published(var, v_summary, reference_only)
-                v_claims = evaluate_claims(var, v_summary, v_trials)
+                v_claims = evaluate_claims(var, v_summary, v_trials, family)
                 extra = sum(c.choice == choice and c.value == label for c in exp.sensitivity_cells)
             head = _headline(exp if label == sc.main else exp.variants[(choice, label)], v_summary, v_comp)
             diffs = [abs(h["mean"] - h["published_mean"]) for h in head
@@ -226,8 +262,9 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
 
 
 def claims_to_json(results: list[ClaimResult]) -> list[dict]:
-    """The claims as the record keeps them (``timing`` only on a claim about time)."""
-    return [{k: v for k, v in asdict(r).items() if not (k == "timing" and v is None)} for r in results]
+    """The claims as the record keeps them (``timing`` only on a claim about time, ``stats`` on a
+    tested one)."""
+    return [{k: v for k, v in asdict(r).items() if not (k in ("timing", "stats") and v is None)} for r in results]
 
 
 @dataclass(frozen=True)

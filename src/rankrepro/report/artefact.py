@@ -17,7 +17,7 @@ from ..metrics import METRICS
 from ..io import atomic_write, dumps
 from ..pipeline.catalog import Experiment, config_fingerprint
 from ..pipeline.codeprint import experiment_identity
-from .aggregate import (claims_to_json, compare_published, evaluate_claims, final_rows, sensitivity,
+from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, final_rows, sensitivity,
                         significance_marks, summarize)
 
 
@@ -198,7 +198,8 @@ def _record_base(exp: Experiment) -> dict:
 
 
 def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out_csv: str | os.PathLike,
-                   out_md: str | os.PathLike, out_json: str | os.PathLike, data: dict | None = None) -> dict:
+                   out_md: str | os.PathLike, out_json: str | os.PathLike, data: dict | None = None,
+                   family: Family | None = None) -> dict:
     all_trials = load_cells(cell_paths)
     missing = {c.id for c in exp.all_cells} - set(all_trials["cell"].unique() if not all_trials.empty else [])
     if missing:
@@ -209,8 +210,9 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     reference_only = not dataset["original"]
     summary = summarize(exp, trials)
     comparison = compare_published(exp, summary, reference_only)
-    claim_results = evaluate_claims(exp, summary, trials)
-    sens = sensitivity(exp, all_trials, summary, comparison, claim_results, reference_only)
+    family = family or Family()
+    claim_results = evaluate_claims(exp, summary, trials, family)
+    sens = sensitivity(exp, all_trials, summary, comparison, claim_results, reference_only, family)
     claims = claims_to_json(claim_results)
     rows = table_rows(exp, summary, comparison, significance_marks(exp, trials))
     e = exp.cfg.experiment
@@ -219,6 +221,10 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
         "size": size_text(exp),
         "dataset": dataset, "table": rows, "claims": claims, "sensitivity": sens,
+        # the claims are decided over the paper's family (Holm): this artefact's and these others'
+        "claim_family": {"paper": exp.paper, "artefacts": sorted([exp.name, *family.artefacts]),
+                         "tests": len(family.pvalues) + sum(c.get("stats") is not None
+                                                            and c["verdict"] != "not evaluable" for c in claims)},
         # the code these numbers come from (module digests, numeric libraries): the report
         # names the modules changed since, and `rankrepro verify` adds when it checked them
         "code": experiment_identity(exp),

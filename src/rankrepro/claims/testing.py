@@ -1,0 +1,174 @@
+"""How a claim is tested: one-sided t-tests on the per-trial values, paired where the compared
+values share their trials, combined over a claim's comparisons, then adjusted for multiplicity.
+
+Every cell of an artefact draws trial i's data from the same seed (pipeline/seeding.py: common
+random numbers), so two cells' values at trial i are a pair: the test is the paired t-test on
+the per-trial differences, much stronger than comparing two intervals.  Values that do not
+share their trials (different trial sets) are compared by Welch's t-test.
+
+A claim usually makes several comparisons (every lhs against every rhs cell, at every checked
+round; every step of a monotone sweep).  It *holds* when all of them go its way: the
+intersection-union test, whose p-value is the largest of theirs, ``p_held``.  It *fails* when
+at least one goes significantly the other way: the smallest opposite p-value times the number
+of comparisons (Bonferroni), ``p_opposite``.  A claim's p-value is then the two-sided
+``p = min(1, 2 min(p_held, p_opposite))``; Holm's adjustment over a family of claims
+(:func:`adjust`; the family is a paper's claims, report/aggregate.py) gives ``p_adjusted``, and
+the verdict is *held* when it is below :data:`ALPHA` and ``p_held < p_opposite``, *not held*
+when below and the other way, otherwise *inconclusive*: symmetric, and a tie is inconclusive.
+For an inconclusive claim, ``n_needed`` is the number of trials its deciding comparison would
+need for 80% power at its Holm level, taking the observed mean and spread as the truth.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..stats import holm, paired_power, paired_t_greater, welch_t_greater
+
+#: the level every claim is decided at, after Holm's adjustment
+ALPHA = 0.05
+#: the power ``n_needed`` is computed for
+POWER = 0.8
+
+
+@dataclass
+class Test:
+    """One comparison: is ``lhs`` below ``rhs``?  (``p_less`` its one-sided p-value, ``p_greater``
+    the opposite one; NaN when it could not be made.)"""
+
+    what: str
+    p_less: float
+    p_greater: float
+    n: int
+    paired: bool
+    diffs: np.ndarray | None = None  # the paired differences lhs - rhs (for the power)
+
+    @property
+    def p_claim(self) -> float:
+        return 1.0 if math.isnan(self.p_less) else self.p_less
+
+    @property
+    def p_opp(self) -> float:
+        return 1.0 if math.isnan(self.p_greater) else self.p_greater
+
+
+def trial_values(trials: pd.DataFrame, cell: str, metric: str, rnd) -> pd.Series:
+    """A cell's per-trial values of ``metric`` (at round ``rnd`` for a curve), by trial."""
+    t = trials[(trials["cell"] == cell) & (trials["metric"] == metric)]
+    if rnd is None or (isinstance(rnd, float) and math.isnan(rnd)) or rnd is pd.NA:
+        t = t[t["round"].isna()] if t["round"].notna().any() and t["round"].isna().any() else t
+    else:
+        t = t[t["round"] == int(rnd)]
+    return t.groupby("trial")["value"].last().sort_index()
+
+
+def less(x: pd.Series, y: pd.Series, what: str) -> Test:
+    """Is ``x`` below ``y``?  Paired on their common trials when they have the same trials,
+    else Welch."""
+    x, y = x.dropna(), y.dropna()
+    if len(x) == 1 and len(y) == 1:
+        # one trial a side: an exact computation (Elsas et al. Sec. 3), no sampling to test
+        a, b = float(x.iloc[0]), float(y.iloc[0])
+        return Test(what, float(not a < b), float(not a > b), 1, True)
+    if len(x) and list(x.index) == list(y.index):
+        a, b = x.to_numpy(float), y.to_numpy(float)
+        return Test(what, paired_t_greater(b, a), paired_t_greater(a, b), len(a), True, a - b)
+    a, b = x.to_numpy(float), y.to_numpy(float)
+    return Test(what, welch_t_greater(b, a), welch_t_greater(a, b), min(len(a), len(b)), False)
+
+
+@dataclass
+class Outcome:
+    """What a claim's tests give before the family's adjustment."""
+
+    p_held: float
+    p_opposite: float
+    tests: int
+    paired: bool
+    deciding: Test | None
+    #: is the deciding comparison the strongest reversal (its p multiplied by ``tests``)?
+    reversed: bool = False
+
+    @property
+    def p(self) -> float:
+        return min(1.0, 2.0 * min(self.p_held, self.p_opposite))
+
+
+def combine(tests: list[Test]) -> Outcome:
+    """Intersection-union for holding (the largest p), Bonferroni for failing."""
+    if not tests:
+        return Outcome(1.0, 1.0, 0, True, None)
+    worst = max(tests, key=lambda t: t.p_claim)
+    strongest_opp = min(tests, key=lambda t: t.p_opp)
+    p_held = worst.p_claim
+    p_opp = min(1.0, len(tests) * strongest_opp.p_opp)
+    rev = p_held > p_opp
+    return Outcome(p_held, p_opp, len(tests), all(t.paired for t in tests), strongest_opp if rev else worst, rev)
+
+
+def describe(o: Outcome) -> str:
+    kind = "paired" if o.paired else "Welch"
+    return (f"{kind} t-tests, {o.tests} comparison{'s' if o.tests != 1 else ''}: p(held) = {o.p_held:.3g}, "
+            f"p(reversed) = {o.p_opposite:.3g}")
+
+
+def fields(o: Outcome) -> dict:
+    """The record's fields of a tested claim (``p_adjusted`` and the verdict come from :func:`adjust`)."""
+    return {"p_held": o.p_held, "p_opposite": o.p_opposite, "p": o.p, "tests": o.tests,
+            "test": "paired t" if o.paired else "Welch t"}
+
+
+def adjust(results: list, alpha: float = ALPHA, others=()) -> None:
+    """Holm over the tested claims of ``results`` (ClaimResults whose ``stats`` is set) and the
+    p-values ``others`` (the rest of the family: the paper's other claims): sets
+    ``stats["p_adjusted"]``, ``stats["family"]`` (its size), the verdict, and for an
+    inconclusive one ``stats["n_needed"]`` (trials for 80% power at its Holm level)."""
+    tested = [r for r in results if r.stats is not None and r.verdict != "not evaluable"]
+    ps = [r.stats["p"] for r in tested] + [float(p) for p in others]
+    adj = holm(ps)
+    m = len(ps)
+    order = np.argsort(ps, kind="stable")
+    rank = {int(i): k for k, i in enumerate(order)}
+    for i, (r, pa) in enumerate(zip(tested, adj)):
+        st = r.stats
+        st["p_adjusted"] = float(pa)
+        st["family"] = m
+        if pa < alpha:
+            r.verdict = "held" if st["p_held"] < st["p_opposite"] else "not held"
+        else:
+            r.verdict = "inconclusive"
+        o = getattr(r, "_outcome", None)
+        diffs = None if o is None or o.deciding is None else o.deciding.diffs
+        bonf = o.tests if o is not None and o.reversed else 1
+        st["n_needed"] = None
+        if r.verdict == "inconclusive" and diffs is not None:
+            # the level the deciding comparison must meet: Holm's at the claim's rank, halved
+            # (the claim's p is two-sided), divided by the comparisons for a reversal
+            level = alpha / (m - rank[i]) / 2.0 / bonf
+            st["n_needed"] = paired_power(diffs, level, POWER)
+        r.evidence += (f"; Holm over the {m} tested claims of the paper: p = {pa:.3g}"
+                       + (f"; about {st['n_needed']} trials would decide it (80% power)" if st["n_needed"] else ""))
+
+
+
+def provisional(o: Outcome, alpha: float = ALPHA) -> str:
+    """The verdict of one claim alone (a family of one): :func:`adjust` replaces it."""
+    if o.tests == 0:
+        return "not evaluable"
+    if o.p < alpha:
+        return "held" if o.p_held < o.p_opposite else "not held"
+    return "inconclusive"
+
+
+def tested(claim, evidence: str, o: Outcome, fraction: float | None = None):
+    """A claim's result from its tests: the evidence, then the tests' summary."""
+    from .base import result
+
+    r = result(claim, provisional(o), f"{evidence}; {describe(o)}", fraction)
+    r.stats = fields(o)
+    r._outcome = o  # not a field: for the power of an inconclusive claim (adjust)
+    return r
