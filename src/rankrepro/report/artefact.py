@@ -19,6 +19,7 @@ from ..pipeline.catalog import Experiment, config_fingerprint
 from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, final_rows, sensitivity,
                         significance_marks, summarize)
+from .diagnosis import add_strengths
 
 
 def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
@@ -106,7 +107,10 @@ def diagnosis_text(d: dict | None) -> str:
     """One line: the kind, what explains the gap, and where the evidence is."""
     if not d:
         return ""
-    t = f"{d['kind']}" + (f" ({d['choice']})" if d.get("choice") else "") + f": {d['text']}"
+    t = f"{d['kind']}" + (f" ({d['choice']})" if d.get("choice") else "")
+    if d.get("strength"):
+        t += f", {d['strength']['level']}: {d['strength']['text']}"
+    t += f": {d['text']}"
     return t + (f" [evidence: {d['evidence']}]" if d.get("evidence") else "")
 
 
@@ -233,6 +237,8 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
                               for c in exp.sensitivity_cells],
     }
     # what `rankrepro verify` recorded of these cells stays true of them: kept across a new aggregation
+    # how much each diagnosis explains, measured on the sensitivity results above
+    add_strengths(record)
     if (verified := _previous_verified(out_json)) is not None:
         record["verified"] = verified
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))

@@ -33,6 +33,8 @@ class Scorecard:
     artefacts: list[ArtefactScore]
     #: the diagnoses of the disagreements (cells that differ, claims not held) by kind
     disagreements: dict[str, int] = field(default_factory=dict)
+    #: the same by kind and strength (report/diagnosis.py): {kind: {level: n}}
+    strengths: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def total(self, key: str) -> int:
         return sum(getattr(a, key) for a in self.artefacts)
@@ -76,6 +78,7 @@ def not_evidence(scale: str) -> str | None:
 def scorecard(records: list[dict]) -> Scorecard:
     arts = [artefact_score(r) for r in records]
     by_kind: dict[str, int] = {}
+    by_strength: dict[str, dict[str, int]] = {}
     for r in records:
         if r.get("status") != "reproduced":
             continue
@@ -84,4 +87,8 @@ def scorecard(records: list[dict]) -> Scorecard:
         for d in diags:
             k = d["kind"] if d else "undiagnosed"
             by_kind[k] = by_kind.get(k, 0) + 1
-    return Scorecard(arts, dict(sorted(by_kind.items())))
+            if d:
+                lv = (d.get("strength") or {}).get("level", "not swept")
+                by_strength.setdefault(k, {})
+                by_strength[k][lv] = by_strength[k].get(lv, 0) + 1
+    return Scorecard(arts, dict(sorted(by_kind.items())), dict(sorted(by_strength.items())))

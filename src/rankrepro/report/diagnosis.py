@@ -1,0 +1,112 @@
+"""How much a diagnosis explains, computed from the record's own sensitivity results.
+
+A diagnosis of kind *open protocol choice* names the choice (``choice``) whose values were run
+as extra cells; the record's sensitivity section has, for every value, the headline numbers and
+every claim's verdict.  Its strength is then a measurement, never written by hand:
+
+- *reproduces*: under one value of the choice every differing cell it covers is consistent /
+  the claim holds (the value named);
+- *moves toward*: under the best single value some cells become consistent or their mean gap
+  to the paper shrinks (by how much, in the metric's unit and as a share of the main run's
+  gap; for a claim: from *not held* to *inconclusive*);
+- *not explained*: no value of the choice closes or shrinks it (the values tried named).
+
+Any other diagnosis (*paper*, *substitute data*, *implementation*) has no sweep to measure it
+by: its strength is *not swept*, and it rests on its evidence.
+"""
+
+from __future__ import annotations
+
+LEVELS = ("reproduces", "moves toward", "not explained", "not swept")
+
+
+def _choice(record: dict, name: str | None) -> dict | None:
+    return next((s for s in record.get("sensitivity", []) if s["choice"] == name), None) if name else None
+
+
+def _gaps(sc: dict, cell: str, metric: str) -> dict:
+    """value -> (|reproduced - published|, verdict) of one published cell under each value."""
+    gaps = {}
+    for v in sc["values"]:
+        h = next((x for x in v["headline"] if x["cell"] == cell and x["metric"] == metric), None)
+        if h is not None and h["published_mean"] is not None and h["mean"] is not None:
+            gaps[v["value"]] = (abs(h["mean"] - h["published_mean"]), h["verdict"])
+    return gaps
+
+
+def choice_strength(record: dict, choice: str, rows: list[dict]) -> dict:
+    """The strength of one choice's diagnosis over all the differing cells it covers, under ONE
+    value of the choice for all of them (the value that closes the most of them, then the one
+    with the smallest mean gap): a diagnosis that needs one value for some cells and another
+    for others explains less than either."""
+    sc = _choice(record, choice)
+    if sc is None:
+        return {"level": "not swept", "text": "no sweep measures it: it rests on its evidence"}
+    per = [_gaps(sc, r["cell"], r["metric"]) for r in rows]
+    main = sc["main"]
+    tried = [v["value"] for v in sc["values"] if v["value"] != main and all(v["value"] in g for g in per)]
+    base = {"choice": choice, "cells": len(rows), "tried": tried}
+    if not tried or any(main not in g for g in per):
+        return {**base, "level": "not explained", "text": f"no other value of {choice} was run on these cells"}
+    g0 = sum(g[main][0] for g in per) / len(per)
+
+    def score(v):
+        return (sum(g[v][1] == "consistent" for g in per), -sum(g[v][0] for g in per))
+
+    best = max(tried, key=score)
+    ok = sum(g[best][1] == "consistent" for g in per)
+    gb = sum(g[best][0] for g in per) / len(per)
+    share = (g0 - gb) / g0 if g0 > 0 else 0.0
+    out = {**base, "value": best, "consistent": ok, "gap_main": g0, "gap_best": gb, "share": share,
+           "per_value": {v: sum(g[v][1] == "consistent" for g in per) for v in [main, *tried]}}
+    counts = ", ".join(f"{v} {n}/{len(rows)}" for v, n in out["per_value"].items())
+    if ok == len(rows):
+        return {**out, "level": "reproduces",
+                "text": f"{choice} = {best} makes all {len(rows)} cells consistent (mean gap {g0:.3g} -> {gb:.3g})"}
+    if gb < g0 or ok > 0:
+        return {**out, "level": "moves toward",
+                "text": f"{choice} = {best} makes {ok} of the {len(rows)} cells consistent and shrinks their mean gap "
+                        f"from {g0:.3g} to {gb:.3g} ({share:.0%}); consistent by value: {counts}"}
+    return {**out, "level": "not explained",
+            "text": f"no value of {choice} ({', '.join(tried)}) shrinks the gap ({g0:.3g}); consistent by value: {counts}"}
+
+
+def claim_strength(record: dict, claim: dict, diag: dict) -> dict:
+    """The strength of the diagnosis of a claim that is not held (or inconclusive)."""
+    sc = _choice(record, diag.get("choice"))
+    if sc is None:
+        return {"level": "not swept", "text": "no sweep measures it: it rests on its evidence"}
+    verdicts = {}
+    for v in sc["values"]:
+        c = next((x for x in v["claims"] if x["id"] == claim["id"]), None)
+        if c is not None:
+            verdicts[v["value"]] = c["verdict"]
+    tried = [v for v in verdicts if v != sc["main"]]
+    out = {"choice": sc["choice"], "tried": tried, "verdicts": verdicts}
+    held = [v for v in tried if verdicts[v] == "held"]
+    if held:
+        return {**out, "level": "reproduces", "values": held,
+                "text": f"the claim holds under {sc['choice']} = {', '.join(held)}"}
+    toward = [v for v in tried if verdicts[v] == "inconclusive"] if claim["verdict"] == "not held" else []
+    if toward:
+        return {**out, "level": "moves toward", "values": toward,
+                "text": f"under {sc['choice']} = {', '.join(toward)} the claim is inconclusive, not held under none"}
+    return {**out, "level": "not explained",
+            "text": f"under no value of {sc['choice']} ({', '.join(tried) or 'none run'}) does the claim hold"}
+
+
+def add_strengths(record: dict) -> None:
+    """Every diagnosis of a disagreement in the record (the cells that differ, by the choice
+    their diagnosis names; a claim not held or inconclusive) gets its ``strength``."""
+    groups: dict[str, list[dict]] = {}
+    for row in record.get("table", []):
+        if row.get("diagnosis") and row.get("verdict") == "differs":
+            groups.setdefault(row["diagnosis"].get("choice") or "", []).append(row)
+    for choice, rows in groups.items():
+        st = choice_strength(record, choice, rows) if choice else {
+            "level": "not swept", "text": "no sweep measures it: it rests on its evidence"}
+        for row in rows:
+            row["diagnosis"] = {**row["diagnosis"], "strength": st}
+    for c in record.get("claims", []):
+        if c.get("diagnosis") and c.get("verdict") in ("not held", "inconclusive"):
+            c["diagnosis"] = {**c["diagnosis"], "strength": claim_strength(record, c, c["diagnosis"])}
