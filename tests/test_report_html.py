@@ -7,14 +7,17 @@ import copy
 import json
 import re
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from markupsafe import escape
 
 from conftest import ROOT
 from rankrepro.report import html as rh
+from rankrepro.report.templating import TEMPLATES
 
 YU = ROOT / "results/yu2006/tables.json"
 TABLE1 = ROOT / "results/harrington2003/table1.json"
@@ -51,10 +54,12 @@ def test_dot_plot_has_each_cell_and_each_published_value():
 
 def test_no_published_value_is_not_not_evaluable():
     r = dict(rec(TABLE1)["table"][0], published_mean=None, verdict=None)
-    html = rh._long_table([r])
-    assert "no published value" in html and 'class="ne"' not in html
-    assert rh._verdict_class(None) != rh._verdict_class("not evaluable")
-    assert "no published value" in rh.LEGEND and "not evaluable" in rh.LEGEND
+    html = rh.artefact_section(dict(rec(TABLE1), table=[r]), None)
+    row = re.search(r'<tr data-verdict="none">.*?</tr>', html, re.S).group(0)
+    assert "no published value" in row and 'class="ne"' not in row
+    assert rh.verdict_class(None) != rh.verdict_class("not evaluable")
+    legend = re.search(r"<p class=legend>.*?</p>", rh.render([(rec(TABLE1), None)], "paper", head_commit="x"), re.S)
+    assert "no published value" in legend.group(0) and "not evaluable" in legend.group(0)
 
 
 def test_substitute_is_described_by_the_data_used():
@@ -92,14 +97,15 @@ def test_stale_provenance_is_said():
     assert rh.staleness(r_now) is None
     edited = dict(r, code={"modules": dict(now["modules"], **{"rankrepro.algorithms.prank": "0" * 16}),
                            "libraries": {"numpy": "1.0"}})
-    text, how = rh.staleness(edited)
+    text = rh.staleness(edited)
     assert "rankrepro.algorithms.prank" in text and "rankrepro.protocols.online" not in text
-    assert f"numpy 1.0 -> {codeprint.library_version('numpy')}" in text and "make verify" in how
+    assert f"numpy 1.0 -> {codeprint.library_version('numpy')}" in text
     no_code = {k: v for k, v in r.items() if k not in ("code", "verified")}
-    assert "before records kept the code" in rh.staleness(no_code)[0]
+    assert "before records kept the code" in rh.staleness(no_code)
     assert rh.staleness({"status": "not run"}) is None  # no numbers, nothing stale
     page = rh.render([(edited, None)], "paper", head_commit="abc")
     assert "stale provenance" in page and "Provenance is stale" in page and "rankrepro.algorithms.prank" in page
+    assert "<code>make verify</code> recomputes and compares" in page  # and how to rerun
     assert "stale" not in rh.render([(r_now, None)], "paper", head_commit="abc").split("<main>", 1)[1].split(
         "id=reading")[0]
 
@@ -112,7 +118,7 @@ def test_committed_records_are_todays_code():
     for path in sorted((ROOT / "results").glob("*/*.json")):
         r = rec(path)
         if (s := rh.staleness(r)) is not None:
-            stale[r["name"]] = s[0]
+            stale[r["name"]] = s
     assert not stale, stale
 
 
@@ -210,10 +216,10 @@ def test_a_diagnosis_shared_by_rows_is_written_once():
     text = rows[0]["diagnosis"]["text"]
     assert len(rows) >= 2 and all(t["diagnosis"] == rows[0]["diagnosis"] for t in rows)
     page = rh.artefact_section(r, None)
-    assert page.count(rh._e(text)) == 1
+    assert page.count(escape(text)) == 1
     note = re.search(r'<p class=shareddiag id="([^"]+)">Diagnosis 1, for the (\d+) rows ([^:]+):', page)
     assert note and int(note.group(2)) == len(rows)
-    assert all(rh._e(t["label"]) in note.group(3) for t in rows)
+    assert all(escape(t["label"]) in note.group(3) for t in rows)
     assert page.count(f'href="#{note.group(1)}"') == len(rows)
 
 
@@ -253,9 +259,82 @@ def test_dot_plot_axis_is_labelled_with_the_metric_and_its_unit_in_readable_text
     assert rh.axis_label("test_ndcg@10") == "test_ndcg@10 (score from 0 to 1)"
     assert rh.axis_label("online_rank_loss", 5000).startswith("online_rank_loss at round 5000 (ranks")
     # the plot's text sizes in the page's style: none below 12px
-    sizes = [int(m) for m in re.findall(r"\.dotplot text[^{]*\{font-size:(\d+)px", rh.CSS)]
+    sizes = [int(m) for m in re.findall(r"\.dotplot text[^{]*\{font-size:(\d+)px", (TEMPLATES / "report.css").read_text())]
     assert sizes and min(sizes) >= 12
     # the axis label lies inside the drawing, below the tick labels
     h = int(re.search(r'height="(\d+)"', svg).group(1))
     ticks_y = max(float(y) for y in re.findall(r'<text class="tick" x="[^"]+" y="([^"]+)"', svg))
     assert ticks_y < float(re.search(r'class="axis-label" x="[^"]+" y="([^"]+)"', svg).group(1)) < h
+
+
+#: markup that would run, break out of a double- or single-quoted attribute, or format, if written unescaped
+PAYLOAD = "<script>alert(1)</script>\"><img src=x onerror=alert(2)>'><b>bold</b> "
+
+
+def _poisoned(x):
+    """Every text of a record (every string value, keys apart) prefixed with markup."""
+    if isinstance(x, dict):
+        return {k: _poisoned(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_poisoned(v) for v in x]
+    return PAYLOAD + x if isinstance(x, str) else x
+
+
+class _Page(HTMLParser):
+    """The elements (tag, attributes) and the text of a page, as a browser's parser sees them."""
+
+    def __init__(self, page):
+        super().__init__(convert_charrefs=True)
+        self.elements, self.texts = [], []
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.texts.append(data)
+
+
+def test_markup_in_every_text_of_a_record_is_written_as_text():
+    """Records whose every text field (titles, labels, verdicts, diagnoses, claims, notes,
+    sensitivity, config, versions, provenance; a not-run reason; file links; the scale and
+    commit) holds markup: none of it becomes an element or an attribute of the page; it is
+    all shown as text."""
+    recs = [_poisoned(rec(p)) for p in (TABLE1, YU, ROOT / "results/harrington2003/table2_ohsumed.json",
+                                        ROOT / "results/elsas2008/table4_td2003.json")]
+    for r, status in zip(recs, ("reproduced", "reproduced", "not run", "reproduced")):
+        r["status"] = status  # the status decides which section is written: kept as recorded
+    assert rh.pivot([t for t in recs[1]["table"] if t["metric"] == PAYLOAD + "mae"])  # the models x sizes layout too
+    files = {r["name"]: [(PAYLOAD + "record", PAYLOAD + "x.json")] for r in recs}
+    page = rh.render([(r, None) for r in recs], PAYLOAD + "smoke", files, head_commit=PAYLOAD,
+                     kept={recs[0]["name"]: PAYLOAD})
+    parsed = _Page(page)
+    tags = [t for t, _ in parsed.elements]
+    assert tags.count("script") == 1 and "img" not in tags  # the filter's own script; no figure was given
+    assert not [(t, a) for t, a in parsed.elements if any(k.startswith("on") or k == "src" for k in a)]
+    assert "bold" not in parsed.texts  # no <b>bold</b> made bold
+    text = "".join(parsed.texts)
+    assert text.count(PAYLOAD) > 200
+    r, yu = recs[0], recs[1]
+    shown = [r["title"], r["description"], r["notes"][0], r["claims"][0]["text"], r["claims"][0]["evidence"],
+             r["table"][0]["label"], r["config"], r["dataset"]["label"], r["sensitivity"][0]["text"],
+             next(t["diagnosis"]["text"] for t in r["table"] if t.get("diagnosis")), recs[2]["reason"],
+             recs[2]["how_to_obtain"], yu["claims"][0]["text"], PAYLOAD + "record", PAYLOAD + "smoke: "]
+    assert all(s in text for s in shown), [s for s in shown if s not in text]
+    hrefs = [a["href"] for t, a in parsed.elements if t == "a"]
+    assert PAYLOAD + "x.json" in hrefs and f"#{PAYLOAD}harrington2003-{PAYLOAD}table1" in hrefs
+    svg = _Page(rh.dot_plot([t for t in r["table"] if t["metric"] == PAYLOAD + "test_rank_loss"]))
+    assert {t for t, _ in svg.elements} == {"svg", "title", "line", "text", "g", "circle", "path"}
+    assert any(t.startswith(PAYLOAD + "test_rank_loss (ranks") for t in svg.texts) and not any(k.startswith("on") for _, a in svg.elements for k in a)
+
+
+def test_the_templates_ship_with_the_package():
+    """Every file under report/templates/ is package data (pyproject.toml), so that an
+    installed package renders the report."""
+    import fnmatch
+    import tomllib
+
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["rankrepro.report"]
+    files = [p.relative_to(TEMPLATES.parent).as_posix() for p in TEMPLATES.rglob("*") if p.is_file()]
+    assert {"templates/report.html", "templates/artefact.html"} <= set(files)
+    assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files

@@ -1,8 +1,9 @@
 """docs/results.md's numbers come from the records: the committed page equals the page
-refilled from the committed records, and a changed record changes the page."""
+rendered from its template and the committed records, and a changed record changes the page."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -10,69 +11,58 @@ from pathlib import Path
 
 import pytest
 
-from rankrepro.report.results_doc import MARK, DocError, Records, fill
+from rankrepro.report.results_doc import TEMPLATE, Artefact, DocError, render
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "results.md"
 
 
-@pytest.fixture(scope="module")
-def records():
-    return Records(ROOT / "results")
-
-
-def test_committed_results_page_matches_the_records(records):
-    text = DOC.read_text()
-    assert len(MARK.findall(text)) >= 30  # the page's numbers are marked, not typed
-    new = fill(text, records)
-    assert new == text, "docs/results.md differs from the records: run python scripts/results_doc.py"
+def test_committed_results_page_matches_the_records():
+    assert TEMPLATE == ROOT / "docs" / "results.md.j2"
+    assert len(re.findall(r"\{\{ \w+\.[\w.]+ (?:\| (?:fmt|span)|\}\})", TEMPLATE.read_text())) >= 60  # not typed in
+    assert render(ROOT / "results") == DOC.read_text(), "docs/results.md differs from the records: run python scripts/results_doc.py"
 
 
 def test_check_script_agrees(tmp_path):
     doc = tmp_path / "results.md"
-    doc.write_text(DOC.read_text().replace("3<!--=d consistent()-->", "4<!--=d consistent()-->", 1))
+    doc.write_text(DOC.read_text().replace("  and 3 of 12 published", "  and 4 of 12 published", 1))
     cmd = [sys.executable, str(ROOT / "scripts" / "results_doc.py"), "--doc", str(doc), "--results", str(ROOT / "results")]
     r = subprocess.run(cmd + ["--check"], capture_output=True, text=True)
-    assert r.returncode == 1 and "-  and 4<!--=d consistent()-->" in r.stdout
+    assert r.returncode == 1 and "-  and 4 of 12 published" in r.stdout and "+  and 3 of 12 published" in r.stdout
     assert subprocess.run(cmd, capture_output=True, text=True).returncode == 0
     assert doc.read_text() == DOC.read_text()
 
 
-def _copy_results(tmp_path, name):
-    """results/<name>.json and .csv copied into a scratch results/ folder."""
-    out = tmp_path / "results"
-    (out / name).parent.mkdir(parents=True)
-    for ext in (".json", ".csv"):
-        shutil.copy(ROOT / "results" / f"{name}{ext}", out / f"{name}{ext}")
-    return out
-
-
 def test_a_changed_record_changes_the_page(tmp_path):
+    out = tmp_path / "results"
+    for p in [*(ROOT / "results").glob("*/*.json"), *(ROOT / "results").glob("*/*.csv")]:
+        (out / p.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copy(p, out / p.parent.name / p.name)
     name = "harrington2003/table1"
-    out = _copy_results(tmp_path, name)
-    text = ("<!-- scorecard: generated from results/*/*.json by scripts/results_doc.py, do not edit -->\n"
-            "<!-- end scorecard -->\n"
-            "* **T1**<!--@harrington2003/table1 test_rank_loss--> BPM 0.19<!--=.2f min(vs(\"oap_bpm\"))-->, "
-            "held 2<!--=d held()--> of 3<!--=d claims()-->, 12<!--=d compared()--> compared\n")
-    assert fill(text, Records(out)).endswith(text.split("end scorecard -->\n")[1])
     rec = json.loads((out / f"{name}.json").read_text())
-    rec["claims"][1]["verdict"] = "not held"  # bpm_beats_wh, held
+    assert [c["verdict"] for c in rec["claims"]] == ["inconclusive", "held", "held"]
+    rec["claims"][1]["verdict"] = "not held"  # bpm_beats_wh
     (out / f"{name}.json").write_text(json.dumps(rec))
     csv = out / f"{name}.csv"
     lines = csv.read_text().splitlines()
     lines = [ln.replace(",0.1941,", ",0.1741,") if ln.startswith("oap_bpm-tau0.3,") and ",test_rank_loss," in ln
              else ln for ln in lines]
     csv.write_text("\n".join(lines) + "\n")
-    new = fill(text, Records(out))
-    assert "BPM 0.17<!--" in new and "held 1<!--" in new
+    old, new = DOC.read_text(), render(out)
+    assert "(OAP-BPM 0.19-0.23 against" in old and "(OAP-BPM 0.17-0.23 against" in new
+    assert "| `harrington2003/table1` | original | 3 / 12 | 2 / 3 | 1 | 0 |" in old
     assert "| `harrington2003/table1` | original | 3 / 12 | 1 / 3 | 1 | 1 |" in new
-    assert "**1 / 3**" in new
+    held = int(re.search(r"\*\*(\d+) / \d+\*\* \| \d+ \| \d+ \|$", old, re.M).group(1))
+    assert f"**{held - 1} / " in new and f"**{held} / " not in new.split("| **all** |")[1].split("\n")[0]
+    assert len(new.splitlines()) == len(old.splitlines())
 
 
-def test_bad_marker_names_its_line(records):
-    with pytest.raises(DocError, match=r"line 2: .*no summary row for cell 'ghost'"):
-        fill("<!--@harrington2003/table1 test_rank_loss-->\nx 0.1<!--=.2f v(\"ghost\")-->\n", records)
-    with pytest.raises(DocError, match="no artefact"):
-        fill("x 0.1<!--=.2f v(\"prank\")-->\n", records)
-    with pytest.raises(DocError, match="no record"):
-        fill("<!--@nobody/nothing m-->x 1<!--=d n_trials()-->\n", records)
+def test_errors_name_the_record_cell_or_template_line(tmp_path):
+    with pytest.raises(DocError, match=r"harrington2003/table1: no summary row for cell 'ghost'"):
+        Artefact(ROOT / "results", "harrington2003/table1", "test_rank_loss").v("ghost")
+    with pytest.raises(DocError, match="no record .*nobody/nothing.json"):
+        Artefact(ROOT / "results", "nobody/nothing", "m")
+    bad = tmp_path / "page.md.j2"
+    bad.write_text("# Page\n\nHarrington Table 1: {{ t1.trials }} trials, {{ t1.nothing | fmt('.2f') }}.\n")
+    with pytest.raises(DocError, match=r"page.md.j2 line 3: UndefinedError: .*'nothing'"):
+        render(ROOT / "results", bad)
