@@ -119,7 +119,9 @@ def describe(o: Outcome) -> str:
 def fields(o: Outcome) -> dict:
     """The record's fields of a tested claim (``p_adjusted`` and the verdict come from :func:`adjust`)."""
     return {"p_held": o.p_held, "p_opposite": o.p_opposite, "p": o.p, "tests": o.tests,
-            "test": "paired t" if o.paired else "Welch t"}
+            "test": "paired t" if o.paired else "Welch t",
+            # the comparison that decides the claim: its weakest (held) or strongest reversal
+            "deciding": None if o.deciding is None else o.deciding.what}
 
 
 def adjust(results: list, alpha: float = ALPHA, others=()) -> None:

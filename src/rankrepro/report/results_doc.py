@@ -163,11 +163,24 @@ QUOTED = {
 }
 
 
+def claim_verdict(records: dict, name: str, claim: str) -> str:
+    """A claim's verdict as its record says (the page's verdict words are the records')."""
+    rec = records.get(name)
+    if rec is None:
+        raise KeyError(f"docs/results.md.j2: no record results/{name}.json")
+    for c in rec.get("claims", []):
+        if c["id"] == claim:
+            return c["verdict"]
+    raise KeyError(f"docs/results.md.j2: results/{name}.json has no claim '{claim}'")
+
+
 def context(root: str | Path = "results") -> dict:
     """The template's variables: the scorecard of every record under ``root``, and per quoted
     artefact its trials, its scorecard counts and its named numbers."""
     root = Path(root)
-    ctx = {"scorecard": scorecard([json.loads(p.read_text()) for p in sorted(root.glob("*/*.json"))])}
+    records = {f"{p.parent.name}/{p.stem}": json.loads(p.read_text()) for p in sorted(root.glob("*/*.json"))}
+    ctx = {"scorecard": scorecard(list(records.values())),
+           "verdict": lambda name, claim: claim_verdict(records, name, claim)}
     for key, (name, metric, numbers) in QUOTED.items():
         a = Artefact(root, name, metric)
         ctx[key] = {"trials": int(a.record["n_trials"]), "score": artefact_score(a.record),
