@@ -118,14 +118,15 @@ def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str]
     false), write the artefact's not-run record.  ``siblings``: the cell files of the paper's
     other artefacts, whose claims join this one's in the family Holm adjusts over."""
     from .report.aggregate import family_pvalues
-    from .report.artefact import build_artefact, build_not_run
+    from .report.artefact import build_artefact, build_not_run, load_cells
 
     exp = _load(experiment, scale, config_dir)
     if status is not None and not status.get("runnable", True):
         # the workflow never plans this for a reproduced record (rules/common.smk: kept_records)
         build_not_run(exp, status.get("reason", ""), status.get("how_to_obtain", ""), csv, md, json_out)
         return
-    family = family_pvalues(_sibling_groups(siblings), lambda name: _load(name, scale, config_dir, sensitivity=False))
+    family = family_pvalues(_sibling_groups(siblings), lambda name: _load(name, scale, config_dir, sensitivity=False),
+                            load_cells)
     build_artefact(exp, cells, csv, md, json_out, data=status, family=family)
 
 

@@ -164,15 +164,13 @@ def claim_pvalues(exp: Experiment, trials: pd.DataFrame) -> list[float]:
     return [r.stats["p"] for r in rs if r.stats is not None and r.verdict != "not evaluable"]
 
 
-def family_pvalues(groups: dict[str, list[str]], load) -> Family:
+def family_pvalues(groups: dict[str, list[str]], load, read) -> Family:
     """The family of the paper's other artefacts: ``groups`` their cell files by experiment
-    name, ``load(name)`` the experiment."""
-    from .artefact import load_cells
-
+    name, ``load(name)`` the experiment, ``read(paths)`` the trials of cell files."""
     names, ps = [], []
     for name in sorted(groups):
         names.append(name)
-        ps += claim_pvalues(load(name), load_cells(groups[name]))
+        ps += claim_pvalues(load(name), read(groups[name]))
     return Family(tuple(names), tuple(ps))
 
 
