@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy.io import savemat
 
+from rankrepro.data import ir_readers as IR
 from rankrepro.data import readers as R
 
 FIXTURES = {
@@ -37,9 +38,9 @@ def write(tmp_path, name):
 def read(kind, path):
     return {
         "movielens_100k": R.read_movielens_100k, "movielens_1m": R.read_movielens_1m, "eachmovie": R.read_eachmovie_votes,
-        "cfquery": R.read_cfquery, "ohsumed_queries": R.read_ohsumed_queries, "ohsumed_judged": R.read_ohsumed_judged,
-        "letor": lambda p: R.read_letor(p, n_features=3, max_label=2),
-        "letor2_tsv": lambda p: R.read_letor2_tsv(p, n_features=25, max_label=2),
+        "cfquery": IR.read_cfquery, "ohsumed_queries": IR.read_ohsumed_queries, "ohsumed_judged": IR.read_ohsumed_judged,
+        "letor": lambda p: IR.read_letor(p, n_features=3, max_label=2),
+        "letor2_tsv": lambda p: IR.read_letor2_tsv(p, n_features=25, max_label=2),
         "users_dat": lambda p: R.read_colon_table(p, ["UserID", "Gender", "Age", "Occupation", "Zip"]),
         "movies_dat": lambda p: R.read_colon_table(p, ["MovieID", "Title", "Genres"]),
         "movielens_bpmf": R.read_movielens_bpmf,
@@ -70,7 +71,7 @@ def test_bpmf_mat(tmp_path):
 
 
 def test_cfquery(tmp_path):
-    j = R.read_cfquery(write(tmp_path, "cfquery"))
+    j = IR.read_cfquery(write(tmp_path, "cfquery"))
     assert j.query.tolist() == [1, 1, 1, 2]
     assert j.doc.tolist() == [139, 151, 166, 169]
     assert j.scores.tolist() == [[1, 2, 2, 2], [2, 2, 1, 1], [0, 0, 0, 1], [1, 0, 0, 0]]
@@ -81,28 +82,28 @@ def test_cfquery_nr_mismatch(tmp_path):
     p = tmp_path / "cfquery"
     p.write_text("QN 00001\nQU q\nNR 00002\nRD  139 1222\n")
     with pytest.raises(R.ReaderError, match=r"cfquery:1: query 1: NR says 2 documents, RD lists 1"):
-        R.read_cfquery(p)
+        IR.read_cfquery(p)
 
 
 def test_ohsumed(tmp_path):
-    q = R.read_ohsumed_queries(write(tmp_path, "queries"))
+    q = IR.read_ohsumed_queries(write(tmp_path, "queries"))
     assert q["id"].tolist() == [1, 2] and q["W"][0] == "Estrogen therapy"
-    j = R.read_ohsumed_judged(write(tmp_path, "judged"))
+    j = IR.read_ohsumed_judged(write(tmp_path, "judged"))
     assert j.scores.tolist() == [[2, -1, -1], [0, 1, -1], [-1, 2, 0]]
 
 
 def test_letor_formats(tmp_path):
-    d = R.read_letor(write(tmp_path, "letor.txt"), n_features=3, max_label=2)
+    d = IR.read_letor(write(tmp_path, "letor.txt"), n_features=3, max_label=2)
     np.testing.assert_array_equal(d.X, [[0.5, 0.25, 1], [0.1, 0, 0.2], [0, 0.7, 0]])
     assert d.y.tolist() == [2, 0, 1] and d.qid.tolist() == [10, 10, 11] and d.docid.tolist() == ["GX001", "GX002", ""]
-    d = R.read_letor2_tsv(write(tmp_path, "letor2.tsv"))
+    d = IR.read_letor2_tsv(write(tmp_path, "letor2.tsv"))
     assert d.X.shape == (2, 25) and d.y.tolist() == [2, 0] and d.docid.tolist() == ["40626", "11852"]
 
 
 def test_yahoo_sparse_line(tmp_path):
     p = tmp_path / "set1.train.txt"
     p.write_text("4 qid:1 5:0.5 700:1.0\n0 qid:1 1:0.25\n")
-    d = R.read_letor(p, n_features=700, max_label=4)
+    d = IR.read_letor(p, n_features=700, max_label=4)
     assert d.X.shape == (2, 700) and d.X[0, 699] == 1.0 and d.X[0, 4] == 0.5
 
 
@@ -152,7 +153,7 @@ def test_empty_and_missing_files(tmp_path):
     with pytest.raises(R.ReaderError, match="no ratings"):
         R.read_movielens_100k(p)
     with pytest.raises(R.ReaderError, match="no such file"):
-        R.read_letor(tmp_path / "nope.txt")
+        IR.read_letor(tmp_path / "nope.txt")
 
 
 # -------------------------------------------------------------------------------------
@@ -250,8 +251,8 @@ def test_official_files_pass_the_structural_checks(rel, kind, count):
     p = MIRROR / rel
     if not p.is_file():
         pytest.skip(f"needs {rel} in the data mirror {MIRROR}: not there")
-    r = R.read_letor(p, n_features=46, max_label=2) if kind == "letor4" else read(kind, p)
-    n = r.y.size if isinstance(r, R.LetorData) else r.query.size if isinstance(r, R.Judgments) else len(r)
+    r = IR.read_letor(p, n_features=46, max_label=2) if kind == "letor4" else read(kind, p)
+    n = r.y.size if isinstance(r, IR.LetorData) else r.query.size if isinstance(r, IR.Judgments) else len(r)
     assert n == count
 
 
@@ -333,12 +334,12 @@ def _check_parsed(kind, r):
         assert np.isin(np.round(r.score, 6), np.round(r.scale, 6)).all()
         assert np.all((r.time >= 0) | (r.time == -1))
         no_dup(r.user, r.item)
-    elif isinstance(r, R.Judgments):
+    elif isinstance(r, IR.Judgments):
         assert r.query.min() >= 1 and r.doc.min() >= 1 and r.scores.max() <= 2 and r.scores.min() >= -1
         no_dup(r.query, r.doc)
         if kind == "ohsumed_judged":
             contiguous(r.query)
-    elif isinstance(r, R.LetorData):
+    elif isinstance(r, IR.LetorData):
         assert np.isfinite(r.X).all() and np.abs(r.X).max() <= R.ABSURD and r.qid.min() >= 1
         assert r.y.min() >= 0 and r.y.max() <= 2
         contiguous(r.qid)

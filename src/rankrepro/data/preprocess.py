@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import readers
+from . import ir_readers, readers
 from .fetch import MANIFEST, ChecksumError, Paths, check_local
 from ..io import atomic_write
 from .registry import get
@@ -39,9 +39,9 @@ _READERS = {
     "movielens_1m": readers.read_movielens_1m,
     "movielens_bpmf": readers.read_movielens_bpmf,
     "eachmovie": readers.read_eachmovie_votes,
-    "cfquery": readers.read_cfquery,
-    "ohsumed_judged": readers.read_ohsumed_judged,
-    "ohsumed_queries": readers.read_ohsumed_queries,
+    "cfquery": ir_readers.read_cfquery,
+    "ohsumed_judged": ir_readers.read_ohsumed_judged,
+    "ohsumed_queries": ir_readers.read_ohsumed_queries,
 }
 
 
@@ -107,9 +107,9 @@ def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None =
         t0, done = time.perf_counter(), 0
         for k, rel in enumerate(entry.data_files):
             if entry.reader == "letor2_tsv":
-                d = readers.read_letor2_tsv(raw / rel, n_features=nf, max_label=ml)
+                d = ir_readers.read_letor2_tsv(raw / rel, n_features=nf, max_label=ml)
             else:
-                d = readers.read_letor(raw / rel, n_features=nf, max_label=ml)
+                d = ir_readers.read_letor(raw / rel, n_features=nf, max_label=ml)
             fold, part = _split_of(rel, layout)
             Xs.append(d.X)
             ys.append(d.y)
