@@ -53,7 +53,7 @@ from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
 from rankrepro.pipeline.catalog import default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
-from rankrepro.pipeline.catalog import cell_fingerprint, config_fingerprint, reused_trials
+from rankrepro.pipeline.cells import cell_fingerprint, config_fingerprint, reused_trials
 from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND
 from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
 

@@ -4,7 +4,7 @@
 rule run_cell:
     input:
         data=cell_data,
-        # a sensitivity cell that only adds trials takes its main cell's (pipeline.catalog.reused_trials)
+        # a sensitivity cell that only adds trials takes its main cell's (pipeline.cells.reused_trials)
         reuse=cell_reuse,
     output:
         cells=out("results/{paper}/{artefact}/cells/{cell}.parquet"),

@@ -17,7 +17,9 @@ from pathlib import Path
 
 
 def dump(out: Path, config_dir: Path | None = None) -> int:
-    from rankrepro.pipeline.catalog import cell_fingerprint, find_config_dir, list_experiments, load_experiment
+    from rankrepro.config_files import find_config_dir, list_experiments
+    from rankrepro.pipeline.catalog import load_experiment
+    from rankrepro.pipeline.cells import cell_fingerprint
 
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
     n = 0

@@ -13,8 +13,9 @@ from omegaconf import OmegaConf, open_dict
 from rankrepro import claims
 from rankrepro.claims import KINDS, MODULES, Claim, ClaimKind, Context
 from rankrepro.claims.base import result
-from rankrepro.pipeline import ConfigError, load_experiment
-from rankrepro.pipeline import catalog as C
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.pipeline.config_errors import ConfigError
+from rankrepro.pipeline.validate import validate
 from rankrepro.pipeline.schema import ClaimCfg
 from rankrepro.report.aggregate import evaluate_claim, evaluate_claims, summarize
 
@@ -43,7 +44,7 @@ def test_unknown_kind_lists_the_registry(t1):
     cfg = copy.deepcopy(t1.cfg)
     cfg.experiment.claims[0].kind = "bigger"
     with pytest.raises(ConfigError) as err:
-        C._validate(T1, "smoke", cfg)
+        validate(T1, "smoke", cfg)
     assert err.value.key == "experiment.claims[0].kind"
     assert all(repr(k) in str(err.value) for k in KINDS)
 
@@ -59,7 +60,7 @@ def test_a_key_the_kind_does_not_read_is_refused(t1, index, key, value):
     cfg = copy.deepcopy(t1.cfg)
     OmegaConf.update(cfg, f"experiment.claims.{index}.{key}", value, merge=False)
     with pytest.raises(ConfigError) as err:
-        C._validate(T1, "smoke", cfg)
+        validate(T1, "smoke", cfg)
     assert err.value.key == f"experiment.claims[{index}].{key}", str(err.value)
     assert "claims only" in str(err.value)
 
@@ -99,16 +100,16 @@ def test_a_new_kind_is_one_class_in_the_registry(t1, monkeypatch):
         cfg.experiment.claims[2].stat = "mean"
         cfg.experiment.claims[2].direction = "increasing"
     with pytest.raises(ConfigError) as err:  # its own check, naming the key
-        C._validate(T1, "smoke", cfg)
+        validate(T1, "smoke", cfg)
     assert err.value.key == "experiment.claims[2].expect"
     cfg.experiment.claims[2].expect = 0.1
-    exp = C._validate(T1, "smoke", cfg)
+    exp = validate(T1, "smoke", cfg)
     t = fake_trials(exp, base_means(exp))
     r = evaluate_claims(exp, summarize(exp, t), t)[2]
     assert r.verdict == "held" and r.evidence.startswith("lowest 0.2")
     cfg.experiment.claims[2].over = "tau"  # a key the new kind does not read
     with pytest.raises(ConfigError) as err:
-        C._validate(T1, "smoke", cfg)
+        validate(T1, "smoke", cfg)
     assert err.value.key == "experiment.claims[2].over"
 
 

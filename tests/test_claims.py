@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-from rankrepro.pipeline import load_experiment
+from rankrepro.pipeline.catalog import load_experiment
 from rankrepro.report.aggregate import compare_published, evaluate_claim, resolve, summarize
 
 

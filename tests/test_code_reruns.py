@@ -52,7 +52,8 @@ def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], int]:
 
 def _prank_cells(clone: Path) -> set[tuple[str, str]]:
     from rankrepro.data.status import data_status
-    from rankrepro.pipeline.catalog import list_experiments, load_experiment
+    from rankrepro.config_files import list_experiments
+    from rankrepro.pipeline.catalog import load_experiment
 
     out = set()
     for name in list_experiments(clone / "config"):

@@ -16,7 +16,8 @@ import pytest
 
 from conftest import ROOT
 from rankrepro.pipeline import codeprint
-from rankrepro.pipeline.catalog import cell_fingerprint, load_experiment
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.pipeline.cells import cell_fingerprint
 
 #: the learners of algorithms/prank.py, and every learner that runs the compiled PRank step of
 #: algorithms/_compiled.py (the PRank family, OAP's members, and the compiled MCP/WH baselines),

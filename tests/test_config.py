@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from rankrepro.pipeline import ConfigError, list_experiments, load_catalog, load_experiment
+from rankrepro.config_files import list_experiments
+from rankrepro.pipeline.catalog import load_catalog, load_experiment
+from rankrepro.pipeline.config_errors import ConfigError
 from conftest import committed_catalog
 
 EXPERIMENTS = list_experiments(Path(__file__).resolve().parents[1] / "config")
@@ -170,7 +172,7 @@ def test_bad_value_in_every_group_names_key(config_dir, experiment, override, ke
 
 
 def _same_catalog(a, b):
-    from rankrepro.pipeline.catalog import cell_fingerprint
+    from rankrepro.pipeline.cells import cell_fingerprint
 
     assert list(a) == list(b)
     for n in a:

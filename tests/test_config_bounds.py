@@ -25,7 +25,8 @@ def _load_in_subprocess(config_dir, name, timeout=120):
     """load_experiment in a child process, with a deadline (a hang is a failure, not a stall)."""
     code = textwrap.dedent(f"""
         import json
-        from rankrepro.pipeline import ConfigError, load_experiment
+        from rankrepro.pipeline.catalog import load_experiment
+        from rankrepro.pipeline.config_errors import ConfigError
         try:
             load_experiment({name!r}, "smoke", config_dir={str(config_dir)!r})
             print(json.dumps({{"loaded": True}}))

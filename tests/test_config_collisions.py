@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rankrepro.pipeline import ConfigError, load_catalog
+from rankrepro.pipeline.catalog import load_catalog
+from rankrepro.pipeline.config_errors import ConfigError
 
 from test_config_names import CONFIG, _add, dry_run, experiment_text, scratch_workflow
 from conftest import committed_catalog

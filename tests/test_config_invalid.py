@@ -3,7 +3,7 @@
 Two paths, both through the loader's own code:
 
 * ``DIRECT`` cases change one value of an experiment as composed at smoke scale (composed
-  once per experiment and cached) and run the loader's validation (``catalog._validate``)
+  once per experiment and cached) and run the loader's validation (``validate.validate``)
   on the copy: the value passes the structured schema (its type is right) and must be
   refused by a range or cross-field check.  ``test_direct_cases_agree_with_overrides``
   checks on a sample that a Hydra override of the same value gives the same key;
@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from omegaconf import OmegaConf, open_dict
 
-from rankrepro.pipeline import ConfigError, load_experiment
-from rankrepro.pipeline import catalog as C
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.pipeline.config_errors import ConfigError
+from rankrepro.pipeline.validate import validate
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 
@@ -209,7 +210,7 @@ def test_invalid_value_names_its_key(experiment, change, key):
     cfg = copy.deepcopy(_composed(experiment))
     _apply(cfg, change)
     with pytest.raises(ConfigError) as err:
-        C._validate(experiment, "smoke", cfg)
+        validate(experiment, "smoke", cfg)
     assert err.value.key == key, str(err.value)
     assert f"at key '{key}'" in str(err.value)
 

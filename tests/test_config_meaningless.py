@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rankrepro.pipeline import ConfigError, load_experiment
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.pipeline.config_errors import ConfigError
 
 from test_config_names import _add, config_copy, experiment_text  # noqa: F401 - fixture
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
-from rankrepro.pipeline import ConfigError, load_catalog, load_experiment
+from rankrepro.pipeline.catalog import load_catalog, load_experiment
+from rankrepro.pipeline.config_errors import ConfigError
 from rankrepro.pipeline.names import MAX_LENGTH, NAME_PATTERNS, OutsideRoot, name_problem, output_path
 from conftest import committed_catalog
 

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from rankrepro.pipeline import load_experiment
+from rankrepro.pipeline.catalog import load_experiment
 from rankrepro.pipeline.redundancy import KEEP, find, unjustified
 
 
@@ -77,7 +77,7 @@ def test_deleting_a_schema_or_layer_restatement_leaves_the_resolved_config_uncha
 
 
 def test_shared_files_are_not_experiments(config_dir):
-    from rankrepro.pipeline import list_experiments
+    from rankrepro.config_files import list_experiments
 
     names = list_experiments(config_dir)
     assert "crammer_singer2005/fig7_min100" in names and "elsas2008/table4_td2004" in names

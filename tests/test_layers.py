@@ -112,7 +112,7 @@ def test_the_graph_is_read():
     g = _graph()
     assert "rankrepro.protocols.base" in g["rankrepro.protocols.online"]
     assert "rankrepro.data.builders" in g["rankrepro.protocols.online"]
-    assert "rankrepro.pipeline.catalog" in g["rankrepro.pipeline.runner"]
+    assert "rankrepro.pipeline.cells" in g["rankrepro.pipeline.runner"]
     assert "rankrepro.algorithms._compiled" in g["rankrepro.algorithms.oap"]  # `from . import _compiled as K`
     assert "rankrepro.data.fetch" in g["rankrepro.data.status"]  # an import inside a function
 

@@ -5,8 +5,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from rankrepro.pipeline import ConfigError, load_experiment, run_cell
-from rankrepro.pipeline.catalog import cell_fingerprint
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.pipeline.config_errors import ConfigError
+from rankrepro.pipeline.runner import run_cell
+from rankrepro.pipeline.cells import cell_fingerprint
 from rankrepro.protocols import PROTOCOLS, Protocol, Spec
 from rankrepro.protocols.base import FIELDS
 from conftest import committed_catalog

@@ -138,7 +138,7 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path):
     cmd = [str(SNAKEMAKE), "--cores", "1", "--config", "scale=smoke"]
     cells = w / "runs/smoke/results/crammer_singer2005/fig6/cells"
 
-    from rankrepro.pipeline import load_experiment
+    from rankrepro.pipeline.catalog import load_experiment
 
     exp = load_experiment("crammer_singer2005/fig6", "smoke", config_dir=w / "config")
     n_cells = len(exp.cells) + len(getattr(exp, "sensitivity_cells", []))

@@ -2,7 +2,9 @@
 import pandas as pd
 import pytest
 
-from rankrepro.pipeline import load_experiment, run_cell, trial_seeds
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.pipeline.runner import run_cell
+from rankrepro.pipeline.seeding import trial_seeds
 from rankrepro.io import atomic_write, write_parquet
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from rankrepro.pipeline import load_experiment
+from rankrepro.pipeline.catalog import load_experiment
 from rankrepro.jobs import job_run_cell, trial_backend
 from rankrepro.pipeline.runner import run_cell
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from rankrepro.pipeline import load_experiment
+from rankrepro.pipeline.catalog import load_experiment
 from rankrepro.pipeline.schedule import SECONDS_FILE, artefact_priority, cell_priority, load_seconds, write_seconds
 from conftest import committed_catalog
 

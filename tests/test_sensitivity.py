@@ -10,8 +10,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from rankrepro.pipeline import ConfigError, load_experiment
-from rankrepro.pipeline.catalog import Cell, sensitivity_cell_id
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.pipeline.config_errors import ConfigError
+from rankrepro.pipeline.cells import Cell
+from rankrepro.pipeline.validate import sensitivity_cell_id
 from rankrepro.pipeline.runner import run_cell
 from rankrepro.report.aggregate import compare_published, evaluate_claim, evaluate_claims, sensitivity, summarize
 
@@ -205,7 +207,7 @@ def test_a_cell_that_only_adds_trials_reuses_the_main_cells_bit_for_bit(table1):
     the main cell's trials as they are and runs the others: the result equals running every
     trial, bit for bit.  Any other difference, or a frame that is not the main cell's trials,
     is refused; protocols whose trials depend on their number never reuse."""
-    from rankrepro.pipeline.catalog import reused_trials
+    from rankrepro.pipeline.cells import reused_trials
 
     base = table1.cell("oap_bagg-tau0.6")  # seeded by the algorithm seed too
     main, more = copy.copy(table1), copy.copy(table1)
@@ -232,7 +234,7 @@ def test_a_cell_that_only_adds_trials_reuses_the_main_cells_bit_for_bit(table1):
 def test_which_paper_cells_reuse_trials():
     """At paper scale Yu et al.'s draws=10 cells extend their main cells (5 draws); the
     other choices change the computation and reuse nothing."""
-    from rankrepro.pipeline.catalog import reused_trials
+    from rankrepro.pipeline.cells import reused_trials
 
     exp = load_experiment("yu2006/tables", "paper")
     hits = {c.id: reused_trials(exp, c) for c in exp.sensitivity_cells}
@@ -244,7 +246,8 @@ def test_which_paper_cells_reuse_trials():
 def test_a_job_rebuilds_the_variants_the_workflow_checked(tmp_path, name):
     """The workflow builds and checks each variant; a job rebuilds it from the resolved
     config file without the checks: the same config, cells and fingerprints."""
-    from rankrepro.pipeline.catalog import cell_fingerprint, load_resolved, write_resolved
+    from rankrepro.pipeline.catalog import load_resolved, write_resolved
+    from rankrepro.pipeline.cells import cell_fingerprint
 
     exp = load_experiment(name, "smoke")
     assert exp.variants

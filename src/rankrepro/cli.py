@@ -206,7 +206,8 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
     precheck(name, overrides, scale)  # before the heavy imports: a mistake here is reported in a second
     from .data.status import data_status
     from .io import write_parquet
-    from .pipeline.catalog import ConfigError, load_experiment, write_resolved
+    from .pipeline.catalog import load_experiment, write_resolved
+    from .pipeline.config_errors import ConfigError
     from .pipeline.names import OutsideRoot, output_path
     from .pipeline.runner import run_cell
 
@@ -271,7 +272,8 @@ def _run(args) -> int:
 
 
 def _verify(args) -> int:
-    from .pipeline.catalog import default_cache_dir, find_config_dir, list_experiments, load_catalog
+    from .config_files import find_config_dir, list_experiments
+    from .pipeline.catalog import default_cache_dir, load_catalog
     from .pipeline.verify import run
 
     known = list_experiments(find_config_dir())

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from .pipeline.catalog import Experiment, load_experiment, load_resolved, resolved_path
+from .pipeline.catalog import load_experiment, load_resolved, resolved_path
+from .pipeline.cells import Experiment
 from .io import write_parquet
 from .pipeline.runner import run_cell
 
@@ -67,7 +68,7 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
                  log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
                  scheduler: str | None = None, fingerprint: str | None = None, reuse: str | None = None) -> None:
     """``reuse``: the main cell's results, for a sensitivity cell that only adds trials
-    (:func:`~rankrepro.pipeline.catalog.reused_trials`)."""
+    (:func:`~rankrepro.pipeline.cells.reused_trials`)."""
     # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
@@ -101,7 +102,7 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
     logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job")
-    from .pipeline.catalog import reused_trials
+    from .pipeline.cells import reused_trials
 
     frames: dict[str, pd.DataFrame] = {}
     with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):

@@ -2,7 +2,7 @@
 from, and the summary helpers the kinds evaluate with.
 
 This module imports only numpy, pandas and :mod:`rankrepro.metrics`: the config validation
-(:mod:`rankrepro.pipeline.catalog`) and the report (:mod:`rankrepro.report.aggregate`) both
+(:mod:`rankrepro.pipeline.cross_checks`) and the report (:mod:`rankrepro.report.aggregate`) both
 use it, and hand a kind what it needs (the cells a selector picks, a way to raise a config
 error naming a key) instead of it importing them.
 """
@@ -95,7 +95,7 @@ class ClaimResult:
 
 class Checks(Protocol):
     """What the config validation hands a kind's checks (implemented in
-    :mod:`rankrepro.pipeline.catalog`) for one claim ``experiment.claims[i]``."""
+    :mod:`rankrepro.pipeline.cross_checks`) for one claim ``experiment.claims[i]``."""
 
     #: is the claim's metric a curve (one value per logged round)?
     curve: bool

@@ -29,7 +29,7 @@ import os
 import time
 from pathlib import Path
 
-from .catalog import Experiment, cell_fingerprint, config_fingerprint
+from .cells import Experiment, cell_fingerprint, config_fingerprint
 
 
 def data_identity(used: str | None, root: str | os.PathLike = ".") -> str | None:

@@ -77,10 +77,6 @@ def name_problem(kind: str, name: object) -> str | None:
     return None
 
 
-def valid_name(kind: str, name: object) -> bool:
-    return name_problem(kind, name) is None
-
-
 class OutsideRoot(ValueError):
     """An output path that would leave the folder it is written under."""
 

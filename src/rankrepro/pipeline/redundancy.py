@@ -280,7 +280,7 @@ def _walk_params(tree: _Tree, rel: str, params: dict, path: list[str], owner: di
 
 def find(config_dir: str | Path | None = None) -> list[Finding]:
     """Every value of the config folder that restates a default stated elsewhere."""
-    from .catalog import find_config_dir
+    from ..config_files import find_config_dir
 
     root = Path(config_dir) if config_dir else find_config_dir()
     tree = _Tree(root)

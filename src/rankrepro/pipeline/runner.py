@@ -20,7 +20,7 @@ from joblib import Parallel, delayed, parallel_config
 from ..data.preprocess import eta_text
 from ..data.status import data_status
 from ..protocols import PROTOCOLS, Spec
-from .catalog import Cell, Experiment
+from .cells import Cell, Experiment
 from .seeding import cell_hash, trial_seeds  # noqa: F401 - cell_hash: part of this module's interface
 
 RESULT_COLUMNS = ["paper", "artefact", "cell", "algorithm", "params", "trial", "metric", "round", "value"]
@@ -77,7 +77,7 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     """All trials of one cell as a tidy frame (one row per trial, metric and round).
 
     ``reuse``: for a sensitivity cell that only runs more trials than its main cell
-    (:func:`~rankrepro.pipeline.catalog.reused_trials`), the main cell's frame: its trials
+    (:func:`~rankrepro.pipeline.cells.reused_trials`), the main cell's frame: its trials
     are taken as they are (bit for bit what they would be here) and only the others run."""
     cell = exp.cell(cell_id)
     if data_path is None:
@@ -130,7 +130,7 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
 def _reusable(exp: Experiment, cell: Cell, frame: pd.DataFrame) -> pd.DataFrame:
     """The main cell's trials a sensitivity cell takes over (checked: the cell may reuse
     them, and the frame is that main cell's, with exactly its trials)."""
-    from .catalog import reused_trials
+    from .cells import reused_trials
 
     hit = reused_trials(exp, cell)
     if hit is None:

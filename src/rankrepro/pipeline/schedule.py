@@ -4,7 +4,7 @@ Snakemake starts the ready job of highest ``priority`` first.  A cell's priority
 expected work in seconds, as the last whole-pipeline benchmark measured it at paper scale
 (``scripts/bench_pipeline.py`` writes them to :data:`SECONDS_FILE`), plus the work of the
 cells that wait for it (a sensitivity cell taking over its trials,
-:func:`~rankrepro.pipeline.catalog.reused_trials`): the longest chains start first and the
+:func:`~rankrepro.pipeline.cells.reused_trials`): the longest chains start first and the
 short cells fill the cores at the end, instead of one long cell running alone while the other
 cores idle.  A cell never measured (a new config) counts as the median cell.  Only the order
 changes: every cell computes the same numbers whatever the order.
@@ -42,7 +42,7 @@ def _waiting(exp) -> dict[str, list[str]]:
     workflow asks for every cell's priority)."""
     found = exp.__dict__.get("_waiting_cells")
     if found is None:
-        from .catalog import reused_trials
+        from .cells import reused_trials
 
         found = {}
         for c in exp.sensitivity_cells:

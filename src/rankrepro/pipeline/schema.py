@@ -2,7 +2,7 @@
 
 OmegaConf merges the YAML of ``config/`` into these dataclasses in struct mode, so an
 unknown key or a value of the wrong type fails at load, naming its full key.  Range checks
-that a type cannot express live in :mod:`rankrepro.pipeline.catalog` (experiment keys) and
+that a type cannot express live in :mod:`rankrepro.pipeline.validate` (experiment keys) and
 in each estimator's ``_constraints`` (algorithm hyperparameters), checked when the config
 loads, before any compute.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from omegaconf import MISSING
+from omegaconf import MISSING, OmegaConf
 
 
 @dataclass
@@ -210,3 +210,6 @@ class RootCfg:
     dataset: DatasetCfg = MISSING
     scale: ScaleCfg = MISSING
     algorithms: Dict[str, AlgorithmCfg] = field(default_factory=dict)
+
+
+SCHEMA = OmegaConf.structured(RootCfg)  # what a resolved config file or a sensitivity variant is merged into

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import TIMING_METRICS
-from .catalog import Experiment
+from .cells import Experiment
 
 #: the columns that identify a row of a cell's results
 KEY = ["cell", "algorithm", "params", "trial", "metric", "round"]
@@ -152,7 +152,7 @@ def compare(got: pd.DataFrame, want: pd.DataFrame) -> tuple[bool, int, int, floa
 def _check(exp: Experiment, cell_id: str, root: str, scratch: str) -> CellCheck:
     from ..io import write_parquet
     from .runner import default_data_path, run_cell
-    from .catalog import reused_trials
+    from .cells import reused_trials
 
     t0 = time.process_time()
     rootp = Path(root)

@@ -62,7 +62,7 @@ class Protocol:
     fingerprint_constants: Mapping[str, Any] = {}
     #: True when trial i's spec does not depend on how many trials run (only on i and the
     #: seeds): a run of more trials then extends a run of fewer, and a sensitivity cell that
-    #: only adds trials reuses its main cell's (:func:`rankrepro.pipeline.catalog.reused_trials`).
+    #: only adds trials reuses its main cell's (:func:`rankrepro.pipeline.cells.reused_trials`).
     #: False where trials share out something by their number (the coactive user groups).
     trials_extend: bool = False
 

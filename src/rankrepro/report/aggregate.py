@@ -20,7 +20,7 @@ from .. import claims
 from ..claims import Claim, ClaimResult
 from ..claims.testing import adjust
 from ..metrics import METRICS
-from ..pipeline.catalog import Cell, Experiment, select
+from ..pipeline.cells import Cell, Experiment, select
 from ..stats import Interval, consistent, paired_t_greater, t_interval
 
 SUMMARY_COLUMNS = ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]

@@ -15,7 +15,7 @@ from .. import provenance
 from ..data.registry import substitute_label
 from ..metrics import METRICS
 from ..io import atomic_write, dumps
-from ..pipeline.catalog import Experiment, config_fingerprint
+from ..pipeline.cells import Experiment, config_fingerprint
 from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, final_rows, sensitivity,
                         significance_marks, summarize)

@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
-from ..pipeline.catalog import Experiment  # noqa: E402
+from ..pipeline.cells import Experiment  # noqa: E402
 from ..io import atomic_write  # noqa: E402
 from ..protocols import PROTOCOLS  # noqa: E402
 from .aggregate import resolve  # noqa: E402

@@ -1,0 +1,199 @@
+"""What an experiment runs: its :class:`Cell` s (one algorithm with one hyperparameter
+setting, or a main cell re-run under a sensitivity value), the loaded :class:`Experiment`, the
+selectors that name cells, and the fingerprints that decide when a cell reruns."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+
+# how settings compare and print (in cell ids, labels, selectors and grids)
+def fmt_value(v: Any) -> str:
+    return repr(v) if isinstance(v, float) else str(v)
+
+
+def equal_values(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-12, abs_tol=1e-15)
+    return a == b
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Equal as settings: numbers by value (1 == 1.0; True is not 1), lists and mappings
+    element by element."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if is_number(a) and is_number(b):
+        return equal_values(a, b)
+    if isinstance(a, (list, tuple, ListConfig)) and isinstance(b, (list, tuple, ListConfig)):
+        return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
+    if isinstance(a, (dict, DictConfig)) and isinstance(b, (dict, DictConfig)):
+        return set(map(str, a)) == set(map(str, b)) and all(same_value(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One sweep cell: one algorithm with one hyperparameter setting on one artefact."""
+
+    id: str
+    algorithm: str  # key in ``algorithms``
+    estimator: str  # registry name
+    label: str
+    params: dict[str, Any] = field(hash=False)  # fixed + swept hyperparameters
+    swept: dict[str, Any] = field(hash=False)  # the swept ones only
+    #: a sensitivity cell: the main cell it re-runs (same seeds: common random numbers) and
+    #: the choice and value it runs under; empty for a main cell
+    base: str = ""
+    choice: str = ""
+    value: str = ""
+
+    def matches(self, selector: dict[str, Any]) -> bool:
+        for key, want in selector.items():
+            wants = list(want) if isinstance(want, (list, tuple, ListConfig)) else [want]
+            if key in ("algorithm", "cell", "estimator"):
+                if getattr(self, "id" if key == "cell" else key) not in wants:
+                    return False
+            elif key != "best" and key in self.params:
+                # a hyperparameter filters only the cells that have it: {tau: 0.3} keeps
+                # PRank (no tau) and drops OAP-BPM with tau = 0.6
+                if not any(equal_values(self.params[key], w) for w in wants):
+                    return False
+        return True
+
+
+SELECTOR_KEYS = ("algorithm", "cell", "estimator", "best")
+
+
+def select(cells: list[Cell], selector: dict[str, Any]) -> list[Cell]:
+    """The cells a selector names.  ``best: true`` is resolved later, on results
+    (:func:`rankrepro.report.aggregate.resolve`): it keeps, per algorithm, the cell with the
+    lowest final value of the metric in question."""
+    return [c for c in cells if c.matches(selector)]
+
+
+@dataclass
+class Experiment:
+    name: str  # <paper>/<artefact>
+    scale: str
+    cfg: DictConfig  # the resolved, validated config
+    cells: list[Cell]
+    n_trials: int
+    n_train: int
+    n_test: int
+    curve_points: int
+    max_steps: int | None = None
+    max_users: int | None = None
+    #: (choice, value) -> the experiment with that value of an open protocol choice
+    variants: dict[tuple[str, str], "Experiment"] = field(default_factory=dict)
+    #: the extra cells the sensitivity choices add (only those whose computation differs from the main cell's)
+    sensitivity_cells: list[Cell] = field(default_factory=list)
+
+    @property
+    def paper(self) -> str:
+        return self.cfg.experiment.paper
+
+    @property
+    def artefact(self) -> str:
+        return self.cfg.experiment.artefact
+
+    @property
+    def figure_file(self) -> str | None:
+        """The figure's file name (no suffix) under figures/<paper>/: the paper's numbering
+        when the config gives it, else the artefact's name; None without a figure."""
+        f = self.cfg.experiment.figure
+        return None if f is None else (f.file or self.artefact)
+
+    @property
+    def all_cells(self) -> list[Cell]:
+        """The main cells, then the sensitivity cells."""
+        return [*self.cells, *self.sensitivity_cells]
+
+    def cell(self, cell_id: str) -> Cell:
+        for c in self.all_cells:
+            if c.id == cell_id:
+                return c
+        raise KeyError(f"experiment {self.name} has no cell '{cell_id}' (cells: {[c.id for c in self.all_cells]})")
+
+    def variant_of(self, cell: Cell) -> tuple["Experiment", Cell]:
+        """The experiment and main cell a cell computes: itself for a main cell; for a
+        sensitivity cell, the variant experiment and its cell with the main cell's id."""
+        if not cell.base:
+            return self, cell
+        var = self.variants[(cell.choice, cell.value)]
+        return var, var.cell(cell.base)
+
+    def to_yaml(self) -> str:
+        return OmegaConf.to_yaml(self.cfg)
+
+
+def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
+    """Hash of everything that determines a cell's numbers -- its config values and the code
+    that computes it (:mod:`.codeprint`): editing any of it reruns the cell, editing
+    anything else does not."""
+    return hashlib.sha256(json.dumps(_fingerprint_payload(exp, cell), sort_keys=True, default=str).encode()
+                          ).hexdigest()[:16]
+
+
+def reused_trials(exp: Experiment, cell: Cell) -> tuple[str, int] | None:
+    """(main cell id, n) when sensitivity cell ``cell`` differs from its main cell in the
+    number of trials only, and runs more of them: its first n trials are then the main
+    cell's, bit for bit (same seeds, same settings; the protocol's trials must not depend on
+    how many there are, ``Protocol.trials_extend``), and only the others are computed.
+    None otherwise."""
+    if not cell.base:
+        return None
+    from ..protocols import PROTOCOLS
+
+    if not PROTOCOLS[exp.cfg.experiment.protocol].trials_extend:
+        return None
+    var, vc = exp.variant_of(cell)
+    if var.cfg.experiment.protocol != exp.cfg.experiment.protocol or var.n_trials <= exp.n_trials:
+        return None
+    a, b = _fingerprint_payload(var, vc), _fingerprint_payload(exp, exp.cell(cell.base))
+    a["n_trials"] = b["n_trials"]
+    return (cell.base, exp.n_trials) if a == b else None
+
+
+def _fingerprint_payload(exp: Experiment, cell: Cell) -> dict:
+    e = exp.cfg.experiment
+    payload = {
+        "cell": cell.id, "estimator": cell.estimator, "params": cell.params, "protocol": e.protocol,
+        "features": e.features, "seed": int(e.seed), "n_trials": exp.n_trials, "n_train": exp.n_train,
+        "n_test": exp.n_test, "curve_points": exp.curve_points, "metrics": list(e.metrics),
+        "dataset": OmegaConf.to_container(exp.cfg.dataset),
+    }
+    for cap in ("max_steps", "max_users"):  # only when a scale sets them (keeps older fingerprints valid)
+        if getattr(exp, cap) is not None:
+            payload[cap] = getattr(exp, cap)
+    from ..protocols import PROTOCOLS
+
+    # fields the protocol does not read hash as the constants it declares (the values their
+    # former placeholders had): leaving them unset changes no fingerprint
+    for key, value in PROTOCOLS[e.protocol].fingerprint_constants.items():
+        group, _, fld = key.partition(".")
+        if group == "experiment":
+            payload[fld] = value
+        else:
+            payload[group][fld] = value
+    # the code the numbers come from: the modules of the cell's import closure (by their code,
+    # not their comments or docstrings) and the numeric libraries' major.minor versions
+    from .codeprint import cell_identity, fingerprint as code_fingerprint
+
+    payload["code"] = code_fingerprint(cell_identity(exp, cell))
+    # through JSON, as hashed: a comparison of two payloads sees what the hash sees
+    return json.loads(json.dumps(payload, sort_keys=True, default=str))
+
+
+def config_fingerprint(exp: Experiment) -> str:
+    return hashlib.sha256(exp.to_yaml().encode()).hexdigest()[:16]
