@@ -61,7 +61,7 @@ class AlgorithmCfg:
 
 
 #: the kinds of diagnosis a disagreement with the paper can carry
-DIAGNOSIS_KINDS = ("paper", "substitute data", "open protocol choice", "implementation")
+DIAGNOSIS_KINDS = ("paper", "substitute data", "open protocol choice", "claim reading", "implementation")
 
 
 @dataclass
@@ -71,8 +71,9 @@ class DiagnosisCfg:
     ``kind``: *paper* (the published value cannot come from the stated protocol: an exact
     implementation and an independent check agree and differ from it), *substitute data*
     (only where the artefact runs on a substitute), *open protocol choice* (``choice`` names
-    the experiment's sensitivity choice whose measured effect is the evidence), or
-    *implementation* (a bug of ours that was fixed: say what changed)."""
+    the experiment's sensitivity choice whose measured effect is the evidence), *claim reading*
+    (the claim's sentence admits a narrower reading under which it holds: say which, and where
+    it holds), or *implementation* (a bug of ours that was fixed: say what changed)."""
 
     kind: str = MISSING
     text: str = MISSING
