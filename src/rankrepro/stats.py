@@ -2,8 +2,13 @@
 
 The papers report 95% confidence intervals from Student's t distribution over the
 Monte-Carlo trials: mean +- t_{0.975, n-1} s / sqrt(n), s the sample standard deviation
-(ddof = 1).  A reproduced cell is *consistent* with the published value when the two
-intervals overlap (the published value alone when the paper gives no interval).
+(ddof = 1).  A reproduced cell is compared with the published value by the 95% interval of
+their difference (:func:`difference_interval`: Welch-Satterthwaite from both intervals where
+the paper gives one, from ours alone where it does not): *consistent* when it contains 0;
+and by an equivalence test with a margin (:func:`equivalence`, two one-sided tests).  The
+former rule, *consistent* when the two intervals overlap (:func:`consistent`), is kept for
+comparison.  The reproducibility measures of Breuer et al. (SIGIR 2020) -- root mean square
+error, effect ratio, delta relative improvement, Kendall's tau -- are at the end.
 """
 
 from __future__ import annotations
@@ -47,7 +52,9 @@ def t_interval(values, confidence: float = 0.95) -> Interval:
 
 
 def consistent(rep: Interval, published_mean: float, published_ci: float | None) -> bool | None:
-    """Do the reproduced interval and the published one (or value) overlap?"""
+    """Do the reproduced interval and the published one (or value) overlap?  The former
+    consistency rule, kept as the ``overlap`` column for comparison: two 95% intervals can
+    overlap while their difference is significant, so :func:`difference_interval` decides."""
     if np.isnan(rep.mean):
         return None
     hw = 0.0 if np.isnan(rep.half_width) else rep.half_width
@@ -171,3 +178,210 @@ def paired_ratio(a, b, confidence: float = 0.95) -> RatioInterval:
         return RatioInterval(float(np.exp(iv.mean)), float("nan"), float("nan"), iv.n, tuple(float(x) for x in r))
     return RatioInterval(float(np.exp(iv.mean)), float(np.exp(iv.low)), float(np.exp(iv.high)), iv.n,
                          tuple(float(x) for x in r))
+
+
+# -------------------------------------------------------------------------------------
+# agreement with a published value: the difference's interval and an equivalence test
+# -------------------------------------------------------------------------------------
+def t_quantile(df: float, q: float) -> float:
+    """The q-quantile of Student's t with ``df`` degrees of freedom (``df`` = inf: the
+    normal), as ``scipy.stats.t.ppf(q, df)``."""
+    return float(_sp.stdtrit(df, q))
+
+
+def t_sf(df: float, t: float) -> float:
+    """P(T >= t) for Student's t with ``df`` degrees of freedom, as ``scipy.stats.t.sf``."""
+    return float(_sp.stdtr(df, -t))
+
+
+def se_from_half_width(half_width: float, n: int, confidence: float = 0.95) -> float:
+    """The standard error behind a Student-t interval mean +- half_width over ``n`` values:
+    half_width / t_{(1 + confidence) / 2, n - 1} (what :func:`t_interval` multiplied)."""
+    if n < 2:
+        raise ValueError(f"a Student-t interval needs n >= 2 values, got n = {n}")
+    return float(half_width) / t_quantile(n - 1, 0.5 + confidence / 2.0)
+
+
+def welch_satterthwaite_df(*parts: tuple[float, float]) -> float:
+    """The effective degrees of freedom of a sum of independent variance estimates, each
+    given as (standard error, degrees of freedom): (sum se^2)^2 / sum(se^4 / df) -- Welch's
+    for two means.  A part with infinite df (a known variance) adds nothing to the
+    denominator; all standard errors 0: inf."""
+    num = sum(se ** 2 for se, _ in parts) ** 2
+    den = sum(se ** 4 / df for se, df in parts if se > 0 and np.isfinite(df))
+    if num == 0.0 or den == 0.0:
+        return float("inf")
+    return float(num / den)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """reproduced - published, with its interval: difference +- half_width, where
+    half_width = t_{0.975, df} se + bound.  ``se`` and ``df`` are the sampling part (Welch-
+    Satterthwaite when both sides have an interval); ``bound`` a published half-width that
+    is not a sampling interval (the rounding of an exactly computed value) and is added.
+    ``basis``: *welch* (both intervals), *reproduced* (ours alone: the paper gives none),
+    *bound* (ours and the published bound), *exact* (neither side has any spread)."""
+
+    difference: float
+    se: float
+    df: float
+    half_width: float
+    bound: float
+    basis: str
+
+    @property
+    def low(self) -> float:
+        return self.difference - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.difference + self.half_width
+
+    @property
+    def contains_zero(self) -> bool:
+        return bool(self.low <= 1e-12 and self.high >= -1e-12)
+
+
+def difference_interval(rep: Interval, published_mean: float, published_ci: float | None = None,
+                        published_n: int | None = None, confidence: float = 0.95) -> Difference:
+    """The difference reproduced - published with its ``confidence`` interval.
+
+    Our side: the standard error behind ``rep``'s Student-t half-width over ``rep.n`` trials
+    (a value with no interval, ``rep.n`` = 1, is taken as exact).  The published side, when
+    the paper gives a half-width ``published_ci`` over ``published_n`` >= 2 trials: its
+    standard error likewise, and the two combine as Welch's two-sample interval
+    (``scipy.stats.ttest_ind(..., equal_var=False)``): se = sqrt(se_r^2 + se_p^2), degrees of
+    freedom by Welch-Satterthwaite.  A published half-width with ``published_n`` = 1 is not a
+    sampling interval but a bound (an exact value's printed precision) and is added to the
+    half-width; no published half-width: ours alone."""
+    d = float(rep.mean) - float(published_mean)
+    if not np.isfinite(d):
+        return Difference(float("nan"), float("nan"), float("nan"), float("nan"), 0.0, "no result")
+    parts = []
+    if rep.n >= 2 and np.isfinite(rep.half_width):
+        parts.append((se_from_half_width(rep.half_width, rep.n, confidence), float(rep.n - 1)))
+    bound, basis = 0.0, "reproduced" if parts else "exact"
+    if published_ci is not None:
+        if published_n is None or published_n < 1:
+            raise ValueError(f"a published half-width needs the paper's number of trials, got n = {published_n}")
+        if published_n >= 2:
+            parts.append((se_from_half_width(published_ci, published_n, confidence), float(published_n - 1)))
+            basis = "welch"
+        else:
+            bound, basis = float(published_ci), "bound"
+    se = float(np.sqrt(sum(s ** 2 for s, _ in parts)))
+    df = welch_satterthwaite_df(*parts)
+    half = (t_quantile(df, 0.5 + confidence / 2.0) * se if se > 0 else 0.0) + bound
+    return Difference(d, se, df, half, bound, basis)
+
+
+def tost(difference: float, se: float, df: float, margin: float) -> tuple[float, float]:
+    """The two one-sided tests of equivalence within +-``margin``: the p-values of
+    H0: delta <= -margin (against delta > -margin) and of H0: delta >= margin (against
+    delta < margin), for an estimate ``difference`` with standard error ``se`` and ``df``
+    degrees of freedom.  Equivalence at level alpha when both are below alpha (the larger
+    is the TOST p-value).  ``se`` = 0 (exact values): 0 where the estimate is strictly inside,
+    1 where it is not."""
+    if margin <= 0:
+        raise ValueError(f"an equivalence margin must be > 0, got {margin}")
+    if se == 0:
+        return float(difference <= -margin), float(difference >= margin)
+    return t_sf(df, (difference + margin) / se), t_sf(df, (margin - difference) / se)
+
+
+@dataclass(frozen=True)
+class Equivalence:
+    """The equivalence verdict of a difference with a margin: *equivalent* when both one-
+    sided tests reject at ``alpha`` (the difference's 1 - 2 alpha interval lies within
+    +-margin), *different* when its 1 - alpha interval lies wholly outside +-margin (the
+    difference exceeds the margin, significantly), *undecided* otherwise."""
+
+    verdict: str
+    p: float
+    p_lower: float
+    p_upper: float
+    margin: float
+
+
+def equivalence(diff: Difference, margin: float, alpha: float = 0.05) -> Equivalence:
+    """:func:`tost` on ``diff``'s sampling part (se, df; a published bound is what the margin
+    is for and is not added) and the verdict of :class:`Equivalence`."""
+    p_lo, p_hi = tost(diff.difference, diff.se, diff.df, margin)
+    p = max(p_lo, p_hi)
+    if diff.se == 0:
+        beyond = abs(diff.difference) > margin
+    else:
+        h = t_quantile(diff.df, 1 - alpha / 2) * diff.se
+        beyond = diff.difference - h > margin or diff.difference + h < -margin
+    verdict = "equivalent" if p < alpha else "different" if beyond else "undecided"
+    return Equivalence(verdict, p, p_lo, p_hi, float(margin))
+
+
+def printed_precision(value: float) -> float:
+    """The unit of the last digit of ``value`` as the shortest decimal that reads back as the
+    same float (0.193 -> 0.001, 2.19 -> 0.01, 3.0 -> 1): a value printed as 0.50 and parsed
+    as 0.5 has lost a digit, so a config states its precision where that happens."""
+    r = repr(float(value))
+    if "e" in r or "E" in r or not np.isfinite(value):
+        raise ValueError(f"cannot read a printed precision from {value!r}: state it explicitly")
+    decimals = r.split(".")[1].rstrip("0") if "." in r else ""
+    return float(10.0 ** -len(decimals)) if decimals else 1.0
+
+
+# -------------------------------------------------------------------------------------
+# reproducibility measures (Breuer et al., "How to Measure the Reproducibility of
+# System-oriented IR Experiments", SIGIR 2020)
+# -------------------------------------------------------------------------------------
+def rmse(published, reproduced) -> float:
+    """Root mean square error between paired published and reproduced values."""
+    a = np.asarray(published, dtype=float)
+    b = np.asarray(reproduced, dtype=float)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError(f"rmse needs two non-empty 1-d arrays of one length, got shapes {a.shape} and {b.shape}")
+    return float(np.sqrt(np.mean((a - b) ** 2)))
+
+
+def pooled_rmse(parts) -> float:
+    """The RMSE over the union of groups given as (rmse, count) pairs: sqrt(sum rmse^2 count /
+    sum count), what :func:`rmse` gives on all their values at once."""
+    parts = [(float(r), int(n)) for r, n in parts]
+    total = sum(n for _, n in parts)
+    if total == 0:
+        raise ValueError("pooled_rmse needs at least one value")
+    return float(np.sqrt(sum(r * r * n for r, n in parts) / total))
+
+
+def effect_ratio(published_improvement: float, reproduced_improvement: float) -> float:
+    """The reproduced improvement of an advanced run over its baseline divided by the
+    published one: 1 the same effect, between 0 and 1 smaller, above 1 larger, below 0
+    reversed; NaN when the published improvement is 0."""
+    if published_improvement == 0:
+        return float("nan")
+    return float(reproduced_improvement) / float(published_improvement)
+
+
+def relative_improvement(improvement: float, baseline: float) -> float:
+    """An improvement as a share of the baseline's value (NaN for a baseline of 0)."""
+    if baseline == 0:
+        return float("nan")
+    return float(improvement) / abs(float(baseline))
+
+
+def kendall_tau_b(x, y) -> float:
+    """Kendall's tau-b between two orderings of the same items (as
+    ``scipy.stats.kendalltau``): (concordant - discordant) pairs over
+    sqrt((n0 - ties in x) (n0 - ties in y)), n0 = n (n - 1) / 2; a pair tied in one
+    ordering is neither.  NaN when either ordering is all ties (or fewer than 2 items)."""
+    a = np.asarray(x, dtype=float)
+    b = np.asarray(y, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"kendall_tau_b needs two 1-d arrays of one length, got shapes {a.shape} and {b.shape}")
+    i, j = np.triu_indices(a.size, k=1)
+    sa, sb = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
+    n0 = i.size
+    ties_a, ties_b = int(np.sum(sa == 0)), int(np.sum(sb == 0))
+    den = np.sqrt(float(n0 - ties_a) * float(n0 - ties_b))
+    if den == 0:
+        return float("nan")
+    return float(np.sum(sa * sb) / den)

@@ -108,8 +108,14 @@ class PublishedCfg:
     select: Dict[str, Any] = MISSING
     metric: str = MISSING
     mean: float = MISSING
-    #: the paper's 95% half-width, when it gives one
+    #: the paper's 95% half-width, when it gives one: a Student-t interval over ``n`` trials,
+    #: or, with n = 1 (an exact value), the bound of its printed precision
     ci: Optional[float] = None
+    #: the number of trials behind ``ci`` (None: the experiment's ``n_trials``)
+    n: Optional[int] = None
+    #: the unit of the printed last digit (0.01 for 0.50), where the value as parsed lost it
+    #: (None: read from the value, 0.193 -> 0.001); half of it is the equivalence margin
+    precision: Optional[float] = None
     #: for curve metrics: the round the value refers to (None: the last round)
     round: Optional[int] = None
     source: str = ""
@@ -198,6 +204,12 @@ class ExperimentCfg:
     #: deviations from the paper's protocol, printed with the artefact
     notes: List[str] = field(default_factory=list)
     published: List[PublishedCfg] = field(default_factory=list)
+    #: the margin of the published values' equivalence tests, in the metrics' unit (None:
+    #: half a unit of each value's printed last digit)
+    equivalence_margin: Optional[float] = None
+    #: the cell parameters that index the paper's table columns besides the metric (e.g.
+    #: [n_items]): Kendall's tau compares the orderings within each column
+    table_columns: List[str] = field(default_factory=list)
     claims: List[ClaimCfg] = field(default_factory=list)
     significance: List[SignificanceCfg] = field(default_factory=list)
     #: protocol choices the paper leaves open, each run as extra cells

@@ -2,7 +2,9 @@
 
 Summary: one row per (cell, metric, round) with the mean over trials, its 95% Student-t
 interval and n.  Comparison: each published value beside the reproduced cell, the
-difference and a verdict (``consistent`` when the intervals overlap, else ``differs``).
+difference with its 95% interval and a verdict (``consistent`` when that interval contains
+0, else ``differs``), an equivalence verdict (two one-sided tests with a margin) and the
+former overlap rule for comparison (:mod:`rankrepro.stats`).
 Claims: each of the paper's claims in the experiment config, evaluated on the summary, with
 the evidence (the numbers it was decided on), by its kind's checker in :mod:`rankrepro.claims`.
 """
@@ -21,7 +23,8 @@ from ..claims import Claim, ClaimResult
 from ..claims.testing import adjust
 from ..metrics import METRICS
 from ..pipeline.cells import Cell, Experiment, select
-from ..stats import Interval, consistent, paired_t_greater, t_interval
+from ..stats import (Interval, consistent, difference_interval, equivalence, paired_t_greater, printed_precision,
+                     t_interval)
 
 SUMMARY_COLUMNS = ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]
 
@@ -82,20 +85,69 @@ class Published:
     source: str = ""
     marks: str = ""
     diagnosis: dict | None = None
+    #: the unit of the printed last digit, where the parsed float lost it (0.50 -> 0.01)
+    precision: float | None = None
+    #: the number of trials behind ``ci`` (default: the experiment's n_trials)
+    n: int | None = None
 
     @classmethod
     def from_config(cls, node) -> "Published":
         return cls(**OmegaConf.to_container(node))
 
+    @property
+    def printed_precision(self) -> float:
+        """The unit of the value's printed last digit: ``precision`` when the config states
+        it, else read from the value (:func:`rankrepro.stats.printed_precision`)."""
+        return float(self.precision) if self.precision is not None else printed_precision(self.mean)
+
 
 def experiment_published(exp: Experiment) -> list[Published]:
-    return [Published.from_config(p) for p in exp.cfg.experiment.published]
+    out = []
+    for i, node in enumerate(exp.cfg.experiment.published):
+        p = Published.from_config(node)
+        key = f"{exp.name}: experiment.published[{i}]"
+        if p.precision is not None and not p.precision > 0:
+            raise ValueError(f"{key}.precision must be > 0 (the unit of the printed last digit), got {p.precision}")
+        if p.n is not None and p.n < 1:
+            raise ValueError(f"{key}.n must be >= 1 (the paper's number of trials behind ci), got {p.n}")
+        out.append(p)
+    return out
+
+
+def equivalence_margin(exp: Experiment, p: Published) -> tuple[float, str]:
+    """The margin of a published value's equivalence test and where it comes from: the
+    artefact's ``experiment.equivalence_margin`` when set (*config*), else half a unit of the
+    value's printed last digit (*precision*)."""
+    m = exp.cfg.experiment.get("equivalence_margin")
+    if m is not None:
+        if not m > 0:
+            raise ValueError(f"{exp.name}: experiment.equivalence_margin must be > 0, got {m}")
+        return float(m), "config"
+    return p.printed_precision / 2.0, "precision"
+
+
+#: the columns of :func:`compare_published`
+COMPARISON_COLUMNS = ["cell", "label", "metric", "source", "published_mean", "published_ci", "published_n",
+                      "mean", "ci", "n", "difference", "difference_ci", "difference_low", "difference_high",
+                      "difference_df", "difference_basis", "verdict", "overlap", "equivalence", "equivalence_p",
+                      "margin", "margin_source", "marks", "diagnosis"]
+
+
+def _finite(x: float) -> float | None:
+    return float(x) if x is not None and np.isfinite(x) else None
 
 
 def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bool = False) -> pd.DataFrame:
-    """Each published value beside its reproduced cell.  ``reference_only`` (a substitute
-    data set): the published value is shown as a reference, with no consistent/differs verdict."""
+    """Each published value beside its reproduced cell: the difference reproduced -
+    published with its 95% interval (:func:`rankrepro.stats.difference_interval`; the
+    paper's number of trials is the published entry's ``n``, else the experiment's
+    configured ``n_trials``), the verdict (*consistent* when the interval contains 0, else
+    *differs*), the equivalence verdict within the margin (:func:`equivalence_margin`) and,
+    for comparison, the former rule's verdict (``overlap``: do the two intervals overlap?).
+    ``reference_only`` (a substitute data set): the published value is shown as a reference,
+    with no verdict (the statistics are still given)."""
     rows = []
+    paper_n = int(exp.cfg.experiment.n_trials)
     for p in experiment_published(exp):
         cell = select(exp.cells, p.select)[0]
         s = summary[(summary["cell"] == cell.id) & (summary["metric"] == p.metric)]
@@ -106,18 +158,32 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
         else:
             r = s.iloc[0]
             rep = Interval(float(r["mean"]), float(r["ci"]), int(r["n"]))
-        ok = consistent(rep, float(p.mean), None if p.ci is None else float(p.ci))
+        pub_ci = None if p.ci is None else float(p.ci)
+        pub_n = int(p.n) if p.n is not None else paper_n
+        diff = difference_interval(rep, float(p.mean), pub_ci, pub_n)
+        margin, margin_source = equivalence_margin(exp, p)
+        eq = equivalence(diff, margin) if np.isfinite(diff.difference) else None
+
+        def label(ok: bool | None) -> str:
+            if ok is None:
+                return "no result"
+            return "reference" if reference_only else ("consistent" if ok else "differs")
+
         rows.append({
             "cell": cell.id, "label": cell.label, "metric": p.metric, "source": p.source,
-            "published_mean": float(p.mean), "published_ci": None if p.ci is None else float(p.ci),
+            "published_mean": float(p.mean), "published_ci": pub_ci, "published_n": pub_n,
             "mean": rep.mean, "ci": rep.half_width, "n": rep.n, "difference": rep.mean - float(p.mean),
-            "marks": p.marks,
-            "verdict": ("reference" if reference_only and ok is not None
-                        else {True: "consistent", False: "differs", None: "no result"}[ok]),
-            "diagnosis": p.diagnosis,
+            "difference_ci": _finite(diff.half_width), "difference_low": _finite(diff.low),
+            "difference_high": _finite(diff.high), "difference_df": _finite(diff.df),
+            "difference_basis": diff.basis,
+            "verdict": label(None if eq is None else diff.contains_zero),
+            "overlap": label(consistent(rep, float(p.mean), pub_ci)),
+            "equivalence": (None if eq is None else "reference" if reference_only else eq.verdict),
+            "equivalence_p": None if eq is None else _finite(eq.p),
+            "margin": margin, "margin_source": margin_source,
+            "marks": p.marks, "diagnosis": p.diagnosis,
         })
-    return pd.DataFrame(rows, columns=["cell", "label", "metric", "source", "published_mean", "published_ci",
-                                       "mean", "ci", "n", "difference", "verdict", "marks", "diagnosis"])
+    return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
 
 
 # -------------------------------------------------------------------------------------

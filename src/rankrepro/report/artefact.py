@@ -17,9 +17,10 @@ from ..metrics import METRICS
 from ..io import atomic_write, dumps
 from ..pipeline.cells import Experiment, config_fingerprint
 from ..pipeline.codeprint import experiment_identity
-from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, final_rows, sensitivity,
-                        significance_marks, summarize)
+from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, experiment_claims, final_rows,
+                        resolve, sensitivity, significance_marks, summarize)
 from .diagnosis import add_strengths
+from .reproducibility import measures as reproducibility_measures
 
 
 def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
@@ -62,7 +63,7 @@ def dataset_record(exp: Experiment, data: dict | None) -> dict:
 def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame,
                marks: dict | None = None) -> list[dict]:
     """Per cell and metric: the final (or scalar) value with its interval, and the published
-    value with a verdict where the paper gives one."""
+    value with the verdicts where the paper gives one (:data:`AGREEMENT_FIELDS`)."""
     rows = []
     for metric in exp.cfg.experiment.metrics:
         fin = final_rows(summary, metric)
@@ -80,12 +81,25 @@ def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame,
                 "published_ci": None if p is None or pd.isna(p["published_ci"]) else float(p["published_ci"]),
                 "difference": None if p is None else float(p["difference"]),
                 "verdict": None if p is None else p["verdict"],
+                **{k: None if p is None or _missing(p[k]) else p[k] for k in AGREEMENT_FIELDS},
                 "source": None if p is None else p["source"],
                 "marks": (marks or {}).get((cell.id, metric), ""),
                 "published_marks": None if p is None else p.get("marks", ""),
                 "diagnosis": None if p is None else p.get("diagnosis"),
             })
     return rows
+
+
+#: the comparison's fields a table row carries besides the value, difference and verdict:
+#: the paper's n, the difference's 95% interval (half-width, ends, degrees of freedom, what it
+#: is made of), the former overlap verdict, the equivalence verdict with its TOST p-value and
+#: margin (:func:`rankrepro.report.aggregate.compare_published`)
+AGREEMENT_FIELDS = ("published_n", "difference_ci", "difference_low", "difference_high", "difference_df",
+                    "difference_basis", "overlap", "equivalence", "equivalence_p", "margin", "margin_source")
+
+
+def _missing(x) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
 
 
 def _pm(mean, ci) -> str:
@@ -151,28 +165,56 @@ def sensitivity_markdown(sens: list[dict]) -> list[str]:
     return lines
 
 
+def reproducibility_markdown(repro: dict | None) -> list[str]:
+    """The record's ``reproducibility`` section in a few lines (empty without published cells)."""
+    if not repro or not (repro["rmse"] or repro["effects"] or repro["kendall_tau"]):
+        return []
+    lines = ["## Reproducibility measures (Breuer et al., SIGIR 2020)", ""]
+    if not repro["judged"]:
+        lines += ["On substitute data: the measures compare different data sets.", ""]
+    for m in repro["rmse"]:
+        lines.append(f"- RMSE {m['metric']}: {m['rmse']:.4f} over {m['cells']} published cells")
+    for k in repro["kendall_tau"]:
+        col = ", ".join(f"{a}={b}" for a, b in k["column"].items())
+        lines.append(f"- Kendall's tau {k['metric']}{' (' + col + ')' if col else ''}: {_fmt_num(k['tau'])} "
+                     f"over {k['cells']} cells")
+    for e in repro["effects"]:
+        lines.append(f"- claim {e['claim']}: effect ratio {_fmt_num(e['effect_ratio'])}, delta relative improvement "
+                     f"{_fmt_num(e['delta_ri'])} ({len(e['pairs'])} pairs with published values)")
+    return lines + [""]
+
+
 def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: str | None = None,
-             sens: list[dict] | None = None) -> str:
+             sens: list[dict] | None = None, repro: dict | None = None) -> str:
     e = exp.cfg.experiment
     lines = [f"# {e.title}", "", f"Data: {data_label or dataset_label(exp)}.  Scale: {exp.scale} "
              f"({size_text(exp)}, root seed {e.seed}).",
-             "", "Reproduced values are means over trials with 95% Student-t intervals; a published value is "
-             "*consistent* when its interval overlaps the reproduced one (on a substitute data set it is a "
-             "*reference*, not judged).", ""]
+             "", "Reproduced values are means over trials with 95% Student-t intervals. The difference reproduced - "
+             "published has its 95% interval (Welch from both intervals where the paper gives one, else ours); a "
+             "published value is *consistent* when that interval contains 0, else it *differs*; *overlap* is the "
+             "former rule (do the two intervals overlap?); *equivalence*: two one-sided tests within the margin "
+             "(half a unit of the paper's last printed digit unless the artefact sets one): *equivalent*, "
+             "*different* or *undecided*. On a substitute data set the published value is a *reference*, not "
+             "judged (docs/reproducibility.md).", ""]
     for metric in e.metrics:
         mrows = [r for r in rows if r["metric"] == metric]
         if not mrows:
             continue
         at = f" (at round {mrows[0]['round']})" if METRICS[metric].curve else ""
-        lines += [f"## {metric}{at}", "", "| algorithm | reproduced | published | difference | verdict | diagnosis |",
-                  "|---|---|---|---|---|---|"]
+        lines += [f"## {metric}{at}", "",
+                  "| algorithm | reproduced | published | difference [95% interval] | verdict | overlap | "
+                  "equivalence (margin) | diagnosis |",
+                  "|---|---|---|---|---|---|---|---|"]
         for r in mrows:
             pub = _pm(r["published_mean"], r["published_ci"]) if r["published_mean"] is not None else "-"
             pub += r.get("published_marks") or ""
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "-"
+            if r.get("difference_low") is not None and r.get("difference_ci"):
+                diff += f" [{r['difference_low']:+.3f}, {r['difference_high']:+.3f}]"
+            eq = f"{r['equivalence']} (±{r['margin']:g})" if r.get("equivalence") else "-"
             diag = diagnosis_text(r.get("diagnosis")) if r["verdict"] not in (None, "consistent") else ""
             lines.append(f"| {r['label']} | {_pm(r['mean'], r['ci'])}{r.get('marks', '')} | {pub} | {diff} | "
-                         f"{r['verdict'] or '-'} | {diag.replace('|', '/')} |")
+                         f"{r['verdict'] or '-'} | {r.get('overlap') or '-'} | {eq} | {diag.replace('|', '/')} |")
         lines.append("")
     if claims:
         lines += ["## Claims", ""]
@@ -185,6 +227,7 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
             lines.append(f"- **{c['verdict']}**: {c['text']}. {c['evidence']}{extra}")
         lines.append("")
     lines += sensitivity_markdown(sens or [])
+    lines += reproducibility_markdown(repro)
     if e.notes:
         lines += ["## Notes", ""] + [f"- {n}" for n in e.notes] + [""]
     return "\n".join(lines)
@@ -219,6 +262,9 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     sens = sensitivity(exp, all_trials, summary, comparison, claim_results, reference_only, family)
     claims = claims_to_json(claim_results)
     rows = table_rows(exp, summary, comparison, significance_marks(exp, trials))
+    repro = reproducibility_measures(exp, comparison, experiment_claims(exp),
+                                     lambda sel, metric: resolve(exp.cells, sel, summary, metric),
+                                     judged=not reference_only)
     e = exp.cfg.experiment
     record = {
         **_record_base(exp), "status": "reproduced",
@@ -229,6 +275,8 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "claim_family": {"paper": exp.paper, "artefacts": sorted([exp.name, *family.artefacts]),
                          "tests": len(family.pvalues) + sum(c.get("stats") is not None
                                                             and c["verdict"] != "not evaluable" for c in claims)},
+        # RMSE, effect ratios, Kendall's tau against the published cells (report.reproducibility)
+        "reproducibility": repro,
         # the code these numbers come from (module digests, numeric libraries): the report
         # names the modules changed since, and `rankrepro verify` adds when it checked them
         "code": experiment_identity(exp),
@@ -242,7 +290,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     if (verified := _previous_verified(out_json)) is not None:
         record["verified"] = verified
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
-    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens)))
+    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens, repro)))
     atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
     return record
 

@@ -105,6 +105,7 @@ def cystic_fibrosis(a: Artefact) -> dict:
     return {"above_paper": [a.v(c) - a.pub(c) for c in learners],
             "centring_gain": [a.v(c) - centred(c) for c in learners],
             "wh_centred": centred("widrow_hoff-eta0.2"), "wh_paper": a.pub("widrow_hoff-eta0.2"),
+            "wh005_above": a.v("widrow_hoff-eta0.05") - a.pub("widrow_hoff-eta0.05"),
             "bpm_centred_above_paper": [centred(c) - a.pub(c) for c in bpm], "bpm_paper": [a.pub(c) for c in bpm]}
 
 

@@ -4,7 +4,10 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, field
+
+from ..stats import pooled_rmse
 
 
 @dataclass
@@ -15,9 +18,18 @@ class ArtefactScore:
     title: str
     reproduced: bool
     original: bool | None = None
-    #: published cells on the paper's own data: consistent, and judged (consistent or differs)
+    #: published cells on the paper's own data: consistent (the difference's 95% interval
+    #: contains 0), and judged (consistent or differs)
     consistent: int = 0
     compared: int = 0
+    #: the same cells under the former rule (the two 95% intervals overlap), and how many
+    #: cells the two rules give different verdicts
+    overlap_consistent: int = 0
+    verdict_changes: int = 0
+    #: the judged cells by equivalence verdict (two one-sided tests within the margin)
+    equivalent: int = 0
+    different: int = 0
+    undecided: int = 0
     #: published cells on substitute data (shown as references, not judged)
     references: int = 0
     #: claims by verdict
@@ -29,12 +41,66 @@ class ArtefactScore:
 
 
 @dataclass
+class PaperMeasures:
+    """A paper's reproducibility measures (Breuer et al., SIGIR 2020), pooled over its
+    artefacts on the paper's own data (``original``) or over those on substitutes, from the
+    records' ``reproducibility`` sections (:mod:`rankrepro.report.reproducibility`)."""
+
+    paper: str
+    original: bool
+    #: the artefacts pooled (those with published cells compared)
+    artefacts: list[str] = field(default_factory=list)
+    #: per metric: {metric, cells, rmse} over every published cell of the metric in these artefacts
+    rmse: list[dict] = field(default_factory=list)
+    #: every table column's {artefact, metric, column, cells, tau}, and their mean
+    kendall_tau: list[dict] = field(default_factory=list)
+    kendall_tau_mean: float | None = None
+    #: every comparative claim's {artefact, claim, metric, pairs, effect_ratio, delta_ri},
+    #: and the medians of its effect ratios and delta relative improvements
+    effects: list[dict] = field(default_factory=list)
+    effect_ratio_median: float | None = None
+    delta_ri_median: float | None = None
+
+
+def paper_measures(records: list[dict]) -> list[PaperMeasures]:
+    """Per paper and kind of data (original first), the pooled measures; a paper with no
+    published cell compared has none."""
+    groups: dict[tuple[str, bool], list[dict]] = {}
+    for r in records:
+        rep = r.get("reproducibility") if r.get("status") == "reproduced" else None
+        if rep and (rep["rmse"] or rep["effects"] or rep["kendall_tau"]):
+            groups.setdefault((r["paper"], bool(r["dataset"]["original"])), []).append(r)
+    out = []
+    for (paper, original), recs in sorted(groups.items(), key=lambda kv: (kv[0][0], not kv[0][1])):
+        pm = PaperMeasures(paper, original, [r["name"] for r in recs])
+        sq: dict[str, list[tuple[float, int]]] = {}
+        for r in recs:
+            rep = r["reproducibility"]
+            for m in rep["rmse"]:
+                sq.setdefault(m["metric"], []).append((m["rmse"], m["cells"]))
+            pm.kendall_tau += [{"artefact": r["name"], **k} for k in rep["kendall_tau"]]
+            pm.effects += [{"artefact": r["name"], **{k: v for k, v in e.items()}} for e in rep["effects"]]
+        pm.rmse = [{"metric": m, "cells": sum(n for _, n in parts), "rmse": pooled_rmse(parts)}
+                   for m, parts in sq.items()]
+        taus = [k["tau"] for k in pm.kendall_tau if k["tau"] is not None]
+        pm.kendall_tau_mean = sum(taus) / len(taus) if taus else None
+        ers = [e["effect_ratio"] for e in pm.effects if e["effect_ratio"] is not None]
+        dris = [e["delta_ri"] for e in pm.effects if e["delta_ri"] is not None]
+        pm.effect_ratio_median = statistics.median(ers) if ers else None
+        pm.delta_ri_median = statistics.median(dris) if dris else None
+        out.append(pm)
+    return out
+
+
+@dataclass
 class Scorecard:
     artefacts: list[ArtefactScore]
     #: the diagnoses of the disagreements (cells that differ, claims not held) by kind
     disagreements: dict[str, int] = field(default_factory=dict)
     #: the same by kind and strength (report/diagnosis.py): {kind: {level: n}}
     strengths: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: the reproducibility measures per paper (and kind of data)
+    papers: list[PaperMeasures] = field(default_factory=list)
 
     def total(self, key: str) -> int:
         return sum(getattr(a, key) for a in self.artefacts)
@@ -57,6 +123,11 @@ def artefact_score(r: dict) -> ArtefactScore:
     s.consistent = verdicts.count("consistent")
     s.compared = s.consistent + verdicts.count("differs")
     s.references = verdicts.count("reference")
+    judged = [t for t in r["table"] if t["verdict"] in ("consistent", "differs")]
+    s.overlap_consistent = sum(t.get("overlap") == "consistent" for t in judged)
+    s.verdict_changes = sum(t.get("overlap") is not None and t["overlap"] != t["verdict"] for t in judged)
+    eqs = [t.get("equivalence") for t in judged]
+    s.equivalent, s.different, s.undecided = eqs.count("equivalent"), eqs.count("different"), eqs.count("undecided")
     cv = [c["verdict"] for c in r["claims"]]
     s.claims, s.held, s.inconclusive = len(cv), cv.count("held"), cv.count("inconclusive")
     s.not_held, s.not_evaluable = cv.count("not held"), cv.count("not evaluable")
@@ -91,4 +162,4 @@ def scorecard(records: list[dict]) -> Scorecard:
                 lv = (d.get("strength") or {}).get("level", "not swept")
                 by_strength.setdefault(k, {})
                 by_strength[k][lv] = by_strength[k].get(lv, 0) + 1
-    return Scorecard(arts, dict(sorted(by_kind.items())), dict(sorted(by_strength.items())))
+    return Scorecard(arts, dict(sorted(by_kind.items())), dict(sorted(by_strength.items())), paper_measures(records))
