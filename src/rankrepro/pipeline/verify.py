@@ -18,12 +18,14 @@ identical}`` and, once all its cells are current, its ``code`` for today's code.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import math
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 import pandas as pd
@@ -219,6 +221,33 @@ def table(checks: list[CellCheck]) -> str:
     return "\n".join(rows)
 
 
+def verification_path(record_json: str | os.PathLike) -> Path:
+    """Where ``rankrepro verify --record`` keeps what it verified of an artefact's cells:
+    results/<paper>/<artefact>/verified.json, beside the cells -- not the record, which the
+    workflow deletes before it aggregates again."""
+    p = Path(record_json)
+    return p.parent / p.stem / "verified.json"
+
+
+def file_digest(path: str | os.PathLike) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def kept_verification(record_json: str | os.PathLike, cell_paths: Iterable[str | os.PathLike]) -> dict | None:
+    """The verification of these cells, if ``rankrepro verify --record`` checked exactly these
+    bytes: every cell it names is among ``cell_paths`` with the same sha256 (a re-aggregation
+    keeps it; a recomputed cell drops it)."""
+    try:
+        kept = json.loads(verification_path(record_json).read_text())
+        by_cell = {Path(p).stem: p for p in cell_paths}
+        for cell, digest in kept["cells"].items():
+            if cell not in by_cell or file_digest(by_cell[cell]) != digest:
+                return None
+        return kept["verified"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root: Path) -> int:
     """Write what was verified into the committed files (see the module docstring)."""
     from ..io import atomic_write, dumps
@@ -248,6 +277,11 @@ def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root:
         rec = json.loads(rec_path.read_text())
         rec["verified"] = {"commit": commit, "date": date, "cells": len(cs),
                            "identical": sum(c.identical for c in cs)}
+        # kept beside the cells too, with their digests: the workflow deletes the record before
+        # it aggregates again, and the new record takes the verification only for these bytes
+        side = {"verified": rec["verified"],
+                "cells": {c.cell: file_digest(committed_cell(exp, c.cell, root)) for c in cs if c.identical}}
+        atomic_write(verification_path(rec_path), lambda tmp: Path(tmp).write_text(dumps(side)))
         current = not stale_cells(exp, root)  # every cell's fingerprint file matches today's
         if current:
             rec["code"] = experiment_identity(exp)

@@ -16,6 +16,7 @@ from ..data.registry import substitute_label
 from ..metrics import METRICS
 from ..io import atomic_write, dumps
 from ..pipeline.cells import Experiment, config_fingerprint
+from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, experiment_claims, final_rows,
                         resolve, sensitivity, significance_marks, summarize)
@@ -287,21 +288,12 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     # what `rankrepro verify` recorded of these cells stays true of them: kept across a new aggregation
     # how much each diagnosis explains, measured on the sensitivity results above
     add_strengths(record)
-    if (verified := _previous_verified(out_json)) is not None:
+    if (verified := kept_verification(out_json, cell_paths)) is not None:
         record["verified"] = verified
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens, repro)))
     atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
     return record
-
-
-def _previous_verified(path: str | os.PathLike) -> dict | None:
-    import json
-
-    try:
-        return json.loads(Path(path).read_text()).get("verified")
-    except (OSError, ValueError, AttributeError):
-        return None
 
 
 def build_not_run(exp: Experiment, reason: str, how_to_obtain: str, out_csv: str | os.PathLike,
