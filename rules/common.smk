@@ -53,7 +53,7 @@ from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
 from rankrepro.pipeline.catalog import default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
-from rankrepro.pipeline.cells import cell_fingerprint, config_fingerprint, reused_trials
+from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reused_trials
 from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND
 from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
 
@@ -209,12 +209,14 @@ def cell_files(wildcards):
 
 
 def sibling_cell_files(wildcards):
-    """The cell files of the paper's other artefacts that run here: a claim's verdict is
-    adjusted over the paper's claims (Holm, claims/testing.py), so it depends on theirs."""
+    """The cell files of the other experiments of the claim family (experiment.claim_family:
+    the five papers' configs name their paper) that run here: a claim's verdict is adjusted
+    over its family (Holm, claims/testing.py), so it depends on their cells."""
     exp = experiment_of(wildcards)
+    fam = claim_family(exp)
     files = []
     for other in CATALOG.values():
-        if other.paper != exp.paper or other.name == exp.name or not runnable(other) or other.name in KEPT:
+        if claim_family(other) != fam or other.name == exp.name or not runnable(other) or other.name in KEPT:
             continue
         if BATCH:
             files.append(out(f"results/{other.paper}/{other.artefact}/all_cells.parquet"))

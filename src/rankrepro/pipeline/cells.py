@@ -195,5 +195,12 @@ def _fingerprint_payload(exp: Experiment, cell: Cell) -> dict:
     return json.loads(json.dumps(payload, sort_keys=True, default=str))
 
 
+def claim_family(exp: Experiment) -> str:
+    """The family the experiment's claims are adjusted with: ``experiment.claim_family``, or
+    the experiment's own name."""
+    fam = exp.cfg.experiment.get("claim_family")
+    return str(fam) if fam is not None else exp.name
+
+
 def config_fingerprint(exp: Experiment) -> str:
     return hashlib.sha256(exp.to_yaml().encode()).hexdigest()[:16]

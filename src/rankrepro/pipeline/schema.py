@@ -210,6 +210,10 @@ class ExperimentCfg:
     #: the cell parameters that index the paper's table columns besides the metric (e.g.
     #: [n_items]): Kendall's tau compares the orderings within each column
     table_columns: List[str] = field(default_factory=list)
+    #: the family of claims this experiment's claims are adjusted with (Holm): the experiments
+    #: naming the same family (the five papers' configs name their paper); None: this
+    #: experiment alone, so that an experiment of one's own never moves a paper's verdicts
+    claim_family: Optional[str] = None
     claims: List[ClaimCfg] = field(default_factory=list)
     significance: List[SignificanceCfg] = field(default_factory=list)
     #: protocol choices the paper leaves open, each run as extra cells

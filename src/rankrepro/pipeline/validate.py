@@ -35,6 +35,8 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
     # names that become parts of output paths (a resolved file or a kept catalog is checked too)
     check_name(name, "experiment.paper", "paper", e.paper)
     check_name(name, "experiment.artefact", "artefact", e.artefact)
+    if e.get("claim_family") is not None:
+        check_name(name, "experiment.claim_family", "paper", e.claim_family)
     if e.figure is not None and e.figure.file is not None:
         check_name(name, "experiment.figure.file", "figure", e.figure.file)
     require(name, "experiment.kind", e.kind in ("table", "figure"), f"'{e.kind}' must be 'table' or 'figure'")

@@ -15,7 +15,7 @@ from .. import provenance
 from ..data.registry import substitute_label
 from ..metrics import METRICS
 from ..io import atomic_write, dumps
-from ..pipeline.cells import Experiment, config_fingerprint
+from ..pipeline.cells import Experiment, claim_family, config_fingerprint
 from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, experiment_claims, final_rows,
@@ -272,8 +272,8 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
         "size": size_text(exp),
         "dataset": dataset, "table": rows, "claims": claims, "sensitivity": sens,
-        # the claims are decided over the paper's family (Holm): this artefact's and these others'
-        "claim_family": {"paper": exp.paper, "artefacts": sorted([exp.name, *family.artefacts]),
+        # the claims are decided over their family (Holm): this artefact's and these others'
+        "claim_family": {"name": claim_family(exp), "artefacts": sorted([exp.name, *family.artefacts]),
                          "tests": len(family.pvalues) + sum(c.get("stats") is not None
                                                             and c["verdict"] != "not evaluable" for c in claims)},
         # RMSE, effect ratios, Kendall's tau against the published cells (report.reproducibility)
