@@ -192,3 +192,25 @@ def test_committed_records_carry_the_agreement_statistics():
             assert t["verdict"] == ("consistent" if inside else "differs"), (r["name"], t["label"])
             assert t["equivalence"] in ("equivalent", "different", "undecided")
     assert n > 150
+
+
+def test_published_significance_marks_are_compared():
+    """Elsas et al. Table 4 prints which rows beat RankBoost (*) and RankSVM (dagger): the
+    record says, row by row, whether ours carry the same marks."""
+    import json
+    from pathlib import Path
+
+    from rankrepro.pipeline.catalog import load_experiment
+    from rankrepro.report.artefact import marks_comparison
+
+    exp = load_experiment("elsas2008/table4_ohsumed", "paper")
+    rows = [{"label": "A", "metric": "m", "marks": "*", "published_marks": "*"},
+            {"label": "B", "metric": "m", "marks": "*\u2020", "published_marks": "\u2020*"},
+            {"label": "C", "metric": "m", "marks": "", "published_marks": "*"},
+            {"label": "D", "metric": "m", "marks": "*", "published_marks": None}]
+    sm = marks_comparison(exp, rows, judged=True)
+    assert (sm["compared"], sm["agree"]) == (3, 2) and len(sm["differ"]) == 1 and "C m" in sm["differ"][0]
+    assert marks_comparison(exp, rows, judged=False)["agree"] is None
+    rec = json.loads((Path(__file__).resolve().parents[1] / "results/elsas2008/table4_ohsumed.json").read_text())
+    committed = rec["significance_marks"]
+    assert committed["compared"] == 24 and committed["agree"] == 24 - len(committed["differ"])

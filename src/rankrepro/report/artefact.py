@@ -91,6 +91,22 @@ def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame,
     return rows
 
 
+def marks_comparison(exp: Experiment, rows: list[dict], judged: bool) -> dict | None:
+    """The paper's significance marks against ours, row by row (Elsas et al. Table 4: * over
+    RankBoost, a dagger over RankSVM): published marks are published values.  Each row with a
+    published value gets ``marks_agree``; the summary names the rows whose marks differ.  None
+    when the experiment tests no significance; on substitute data the marks are references."""
+    if not exp.cfg.experiment.significance:
+        return None
+    compared = [r for r in rows if r.get("published_marks") is not None]
+    for r in compared:
+        r["marks_agree"] = set(r["marks"] or "") == set(r["published_marks"] or "") if judged else None
+    differ = [f"{r['label']} {r['metric']}: ours '{r['marks'] or '-'}', the paper's '{r['published_marks'] or '-'}'"
+              for r in compared if judged and not r["marks_agree"]]
+    return {"judged": judged, "compared": len(compared),
+            "agree": sum(bool(r.get("marks_agree")) for r in compared) if judged else None, "differ": differ}
+
+
 #: the comparison's fields a table row carries besides the value, difference and verdict:
 #: the paper's n, the difference's 95% interval (half-width, ends, degrees of freedom, what it
 #: is made of), the former overlap verdict, the equivalence verdict with its TOST p-value and
@@ -263,6 +279,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     sens = sensitivity(exp, all_trials, summary, comparison, claim_results, reference_only, family)
     claims = claims_to_json(claim_results)
     rows = table_rows(exp, summary, comparison, significance_marks(exp, trials))
+    marks = marks_comparison(exp, rows, judged=not reference_only)
     repro = reproducibility_measures(exp, comparison, experiment_claims(exp),
                                      lambda sel, metric: resolve(exp.cells, sel, summary, metric),
                                      judged=not reference_only)
@@ -272,6 +289,8 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
         "size": size_text(exp),
         "dataset": dataset, "table": rows, "claims": claims, "sensitivity": sens,
+        # the paper's significance marks against ours (published marks are published values)
+        **({"significance_marks": marks} if marks is not None else {}),
         # the claims are decided over their family (Holm): this artefact's and these others'
         "claim_family": {"name": claim_family(exp), "artefacts": sorted([exp.name, *family.artefacts]),
                          "tests": len(family.pvalues) + sum(c.get("stats") is not None

@@ -38,6 +38,9 @@ class ArtefactScore:
     inconclusive: int = 0
     not_held: int = 0
     not_evaluable: int = 0
+    #: published significance marks compared with ours (original data), and how many agree
+    marks_compared: int = 0
+    marks_agree: int = 0
 
 
 @dataclass
@@ -131,6 +134,9 @@ def artefact_score(r: dict) -> ArtefactScore:
     cv = [c["verdict"] for c in r["claims"]]
     s.claims, s.held, s.inconclusive = len(cv), cv.count("held"), cv.count("inconclusive")
     s.not_held, s.not_evaluable = cv.count("not held"), cv.count("not evaluable")
+    sm = r.get("significance_marks")
+    if sm and sm.get("judged"):
+        s.marks_compared, s.marks_agree = sm["compared"], sm["agree"]
     return s
 
 
