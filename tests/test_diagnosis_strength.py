@@ -77,3 +77,21 @@ def test_the_scorecard_counts_disagreements_by_kind_and_strength():
     cf = next(r for r in recs if r["name"] == "harrington2003/table2_cystic_fibrosis")
     st = {t["diagnosis"]["strength"]["level"] for t in cf["table"] if t["verdict"] == "differs" and t["diagnosis"]}
     assert "reproduces" not in st
+
+
+def test_a_diagnosis_quotes_numbers_generated_from_its_run():
+    """Numbers in a diagnosis text are expressions rendered from the run when the record is
+    made (Yu et al.'s texts once quoted draw-0 numbers that matched no committed cell)."""
+    import pandas as pd
+    import pytest
+
+    from rankrepro.report.diagnosis import render_numbers
+
+    rec = record({"A": {"a": 0.6, "b": 0.51}})
+    rec["table"][0]["diagnosis"]["text"] = 'A is {{ v("A", "m") | fmt(".2f") }}, {{ sv("enc", "b", "A", "m") | fmt(".2f") }} under b'
+    summary = pd.DataFrame({"cell": ["A"], "metric": ["m"], "round": [None], "mean": [0.6]})
+    render_numbers(rec, summary, "x/y")
+    assert rec["table"][0]["diagnosis"]["text"] == "A is 0.60, 0.51 under b"
+    rec["claims"][0]["diagnosis"]["text"] = '{{ v("ghost", "m") }}'
+    with pytest.raises(ValueError, match="x/y: the diagnosis of claim c1: .*ghost"):
+        render_numbers(rec, summary, "x/y")

@@ -250,6 +250,13 @@ def add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, checke
             require(name, f"{key}.kind", d.kind in DIAGNOSIS_KINDS,
                     f"'{d.kind}' must be one of {', '.join(repr(k) for k in DIAGNOSIS_KINDS)}")
             require(name, f"{key}.text", bool(str(d.text).strip()), "say what explains the disagreement")
+            if "{{" in str(d.text) or "{%" in str(d.text):  # generated numbers (report/diagnosis.py)
+                import jinja2
+
+                try:
+                    jinja2.Environment().parse(str(d.text))
+                except jinja2.TemplateSyntaxError as err:
+                    require(name, f"{key}.text", False, f"its numbers do not parse as a template: {err}")
             if d.kind == "open protocol choice":
                 require(name, f"{key}.choice", d.choice in choices,
                         f"an open protocol choice names one of the experiment's sensitivity choices "

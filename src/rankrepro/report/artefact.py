@@ -20,7 +20,7 @@ from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, experiment_claims, final_rows,
                         resolve, sensitivity, significance_marks, summarize)
-from .diagnosis import add_strengths
+from .diagnosis import add_strengths, render_numbers
 from .reproducibility import measures as reproducibility_measures
 
 
@@ -305,7 +305,8 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
                               for c in exp.sensitivity_cells],
     }
     # what `rankrepro verify` recorded of these cells stays true of them: kept across a new aggregation
-    # how much each diagnosis explains, measured on the sensitivity results above
+    # the numbers the diagnoses quote, from this run; how much each explains, from the sensitivity
+    render_numbers(record, summary, exp.name)
     add_strengths(record)
     if (verified := kept_verification(out_json, cell_paths)) is not None:
         record["verified"] = verified

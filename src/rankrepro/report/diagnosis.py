@@ -17,6 +17,8 @@ by: its strength is *not swept*, and it rests on its evidence.
 
 from __future__ import annotations
 
+import jinja2
+
 LEVELS = ("reproduces", "moves toward", "not explained", "not swept")
 
 
@@ -110,3 +112,54 @@ def add_strengths(record: dict) -> None:
     for c in record.get("claims", []):
         if c.get("diagnosis") and c.get("verdict") in ("not held", "inconclusive"):
             c["diagnosis"] = {**c["diagnosis"], "strength": claim_strength(record, c, c["diagnosis"])}
+
+
+def _number_functions(record: dict, summary) -> dict:
+    """What a diagnosis text may quote: ``v(cell, metric)`` the cell's final mean in this run,
+    ``sv(choice, value, cell, metric)`` the same under one value of an open choice (a published
+    cell or the headline metric: the sensitivity section's numbers)."""
+
+    def v(cell: str, metric: str) -> float:
+        s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
+        if s.empty:
+            raise KeyError(f"no value of cell '{cell}', metric '{metric}' in this run")
+        return float(s.sort_values("round").iloc[-1]["mean"]) if s["round"].notna().any() else float(s.iloc[-1]["mean"])
+
+    def sv(choice: str, value: str, cell: str, metric: str) -> float:
+        sc = _choice(record, choice)
+        if sc is None:
+            raise KeyError(f"no open choice '{choice}'")
+        val = next((x for x in sc["values"] if x["value"] == str(value)), None)
+        if val is None:
+            raise KeyError(f"open choice '{choice}' has no value '{value}'")
+        h = next((x for x in val["headline"] if x["cell"] == cell and x["metric"] == metric), None)
+        if h is None:
+            raise KeyError(f"choice {choice}={value}: no headline value of cell '{cell}', metric '{metric}'")
+        return float(h["mean"])
+
+    return {"v": v, "sv": sv}
+
+
+def render_numbers(record: dict, summary, where: str = "") -> None:
+    """The numbers a diagnosis text quotes, generated from this run: a text may hold Jinja
+    expressions such as ``{{ v("cgpr-n_items400", "mae") | fmt(".3f") }}`` (the report's engine,
+    a missing name an error), rendered once when the record is made, so that no quoted number
+    can go stale.  An error names the artefact and the diagnosis."""
+    from .templating import fmt
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
+    env.filters["fmt"] = fmt
+    funcs = _number_functions(record, summary)
+
+    def render(d: dict | None, key: str) -> dict | None:
+        if not d or "{{" not in str(d.get("text", "")):
+            return d
+        try:
+            return {**d, "text": env.from_string(d["text"]).render(**funcs)}
+        except (jinja2.TemplateError, KeyError, ValueError) as e:
+            raise ValueError(f"{where}: the diagnosis of {key}: {e}") from None
+
+    for row in record.get("table", []):
+        row["diagnosis"] = render(row.get("diagnosis"), f"{row['cell']} {row['metric']}")
+    for c in record.get("claims", []):
+        c["diagnosis"] = render(c.get("diagnosis"), f"claim {c['id']}")
