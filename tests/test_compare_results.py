@@ -143,3 +143,21 @@ def test_the_script_on_a_checkout_and_a_results_folder(tmp_path, old):
     assert run.returncode == 1, run.stderr
     assert "| p/a | 2 | 1 | 1 |" in run.stdout and "1 cell(s) outside the rule" in run.stdout
     assert np.isfinite(float(run.stdout.split("| p/a | 2 | 1 | 1 | ")[1].split(" ")[0]))
+
+
+def test_added_cells_and_outcomes_are_reported_not_a_break(tmp_path, old):
+    rec = copy.deepcopy(RECORD)
+    rec["sensitivity"].append({"choice": "step", "flips": [], "values": [
+        {"value": "unchecked", "consistent": 1, "compared": 1, "claims": [{"id": "x_beats_y", "verdict": "held"}],
+         "headline": []}]})
+    new = _new(tmp_path, record=rec)
+    _cell("x~step=unchecked").to_parquet(new / "p" / "a" / "cells" / "x~step=unchecked.parquet")
+    (a,) = compare_trees(old, new)
+    assert a.ok and not a.outcome_changes
+    assert "cell x~step=unchecked: only in the new tree (added, not compared)" in a.notes
+    assert "sensitivity step: flips: [] (added)" in a.notes
+    assert "| p/a | 2 (+1 added) | 2 | 0 |" in report([a])
+    # a claim whose verdict now depends on the added choice: a change
+    rec["claims"][0]["depends_on"] = [{"choice": "step", "verdicts": {"checked": "held", "unchecked": "not held"}}]
+    (a,) = compare_trees(old, _new(tmp_path / "2", record=rec))
+    assert not a.ok and a.outcome_changes[0].startswith("claim x_beats_y: depends on:")

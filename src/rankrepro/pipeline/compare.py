@@ -76,6 +76,7 @@ class CellComparison:
     changes: list[Change] = field(default_factory=list)
     problem: str = ""  # a file or rows missing on one side
     different_path: bool = False
+    added: bool = False  # only in the new tree (a cell the config added): reported, not compared
 
     @property
     def ok(self) -> bool:
@@ -87,7 +88,7 @@ class ArtefactComparison:
     name: str  # <paper>/<artefact>
     cells: list[CellComparison] = field(default_factory=list)
     outcome_changes: list[str] = field(default_factory=list)  # break the rule
-    notes: list[str] = field(default_factory=list)  # reported, allowed (evidence text)
+    notes: list[str] = field(default_factory=list)  # reported, allowed (evidence text, additions)
 
     @property
     def ok(self) -> bool:
@@ -199,11 +200,13 @@ def outcomes(record: dict) -> tuple[dict[str, object], dict[str, str]]:
 
 
 def compare_records(old: dict, new: dict) -> tuple[list[str], list[str]]:
-    """(outcome changes, notes) between two versions of a record."""
+    """(outcome changes, notes) between two versions of a record.  An outcome only in the new
+    record (a sensitivity choice or a published value the config added) is a note; one that
+    changed or disappeared is a change."""
     (oo, oe), (no, ne) = outcomes(old), outcomes(new)
-    changes = [f"{k}: {oo.get(k, '(absent)')!r} -> {no.get(k, '(absent)')!r}"
-               for k in sorted(set(oo) | set(no)) if oo.get(k, "(absent)") != no.get(k, "(absent)")]
-    notes = [f"{k}: evidence text changed" for k in sorted(set(oe) | set(ne)) if oe.get(k) != ne.get(k)]
+    changes = [f"{k}: {oo[k]!r} -> {no.get(k, '(absent)')!r}" for k in sorted(oo) if oo[k] != no.get(k, "(absent)")]
+    notes = [f"{k}: {no[k]!r} (added)" for k in sorted(set(no) - set(oo))]
+    notes += [f"{k}: evidence text changed" for k in sorted(set(oe) | set(ne)) if oe.get(k) != ne.get(k)]
     return changes, notes
 
 
@@ -235,8 +238,12 @@ def compare_trees(old: str | Path, new: str | Path, rule: Rule = Rule(), only: l
         n_cells = {p.stem: p for p in (n_root / name / "cells").glob("*.parquet")}
         for cid in sorted(set(o_cells) | set(n_cells)):
             cname = f"{name}/{cid}"
-            if cid not in o_cells or cid not in n_cells:
-                art.cells.append(CellComparison(cname, problem=f"only in the {'old' if cid in o_cells else 'new'} tree"))
+            if cid not in n_cells:
+                art.cells.append(CellComparison(cname, problem="only in the old tree"))
+                continue
+            if cid not in o_cells:
+                art.cells.append(CellComparison(cname, added=True))
+                art.notes.append(f"cell {cid}: only in the new tree (added, not compared)")
                 continue
             art.cells.append(compare_cell(cname, pd.read_parquet(o_cells[cid]), pd.read_parquet(n_cells[cid]), rule))
         out.append(art)
@@ -256,14 +263,16 @@ def report(comps: list[ArtefactComparison], rule: Rule = Rule(), details: int = 
         moved = [c for c in a.cells if c.changes or c.problem]
         rel, share = a.largest("rel"), a.largest("ci_share")
         bad = sum(not ch.ok for ch in a.changes()) + sum(bool(c.problem) for c in a.cells)
-        lines.append(f"| {a.name} | {len(a.cells)} | {len(a.cells) - len(moved)} | {len(moved)} | "
+        n_added = sum(c.added for c in a.cells)
+        lines.append(f"| {a.name} | {len(a.cells) - n_added}" + (f" (+{n_added} added)" if n_added else "")
+                     + f" | {len(a.cells) - n_added - len(moved)} | {len(moved)} | "
                      + (f"{_g(rel.rel)} ({rel.where()})" if rel else "0") + " | "
                      + (f"{_g(share.ci_share)} ({share.where()})" if share else "0")
                      + f" | {bad} | {len(a.outcome_changes)} |")
     bad_cells = [c for a in comps for c in a.cells if not c.ok]
     bad_outcomes = [(a.name, ch) for a in comps for ch in a.outcome_changes]
     notes = [(a.name, n) for a in comps for n in a.notes]
-    n_cells = sum(len(a.cells) for a in comps)
+    n_cells = sum(not c.added for a in comps for c in a.cells)
     n_moved = sum(bool(c.changes or c.problem) for a in comps for c in a.cells)
     named = sorted({c.name for a in comps for c in a.cells if c.different_path and c.changes})
     lines.append("")
