@@ -154,7 +154,8 @@ def test_added_cells_and_outcomes_are_reported_not_a_break(tmp_path, old):
     _cell("x~step=unchecked").to_parquet(new / "p" / "a" / "cells" / "x~step=unchecked.parquet")
     (a,) = compare_trees(old, new)
     assert a.ok and not a.outcome_changes
-    assert "cell x~step=unchecked: only in the new tree (added, not compared)" in a.notes
+    assert "1 cell(s) only in the new tree (added, not compared): x~step=unchecked" in a.notes
+    assert "sensitivity step=unchecked: 2 outcomes (added)" in a.notes
     assert "sensitivity step: flips: [] (added)" in a.notes
     assert "| p/a | 2 (+1 added) | 2 | 0 |" in report([a])
     # a claim whose verdict now depends on the added choice: a change

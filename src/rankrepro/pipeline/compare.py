@@ -205,7 +205,11 @@ def compare_records(old: dict, new: dict) -> tuple[list[str], list[str]]:
     changed or disappeared is a change."""
     (oo, oe), (no, ne) = outcomes(old), outcomes(new)
     changes = [f"{k}: {oo[k]!r} -> {no.get(k, '(absent)')!r}" for k in sorted(oo) if oo[k] != no.get(k, "(absent)")]
-    notes = [f"{k}: {no[k]!r} (added)" for k in sorted(set(no) - set(oo))]
+    groups: dict[str, list[str]] = {}
+    for k in sorted(set(no) - set(oo)):
+        groups.setdefault(k.split(": ")[0], []).append(k)
+    notes = [f"{ks[0]}: {no[ks[0]]!r} (added)" if len(ks) == 1 else f"{g}: {len(ks)} outcomes (added)"
+             for g, ks in groups.items()]
     notes += [f"{k}: evidence text changed" for k in sorted(set(oe) | set(ne)) if oe.get(k) != ne.get(k)]
     return changes, notes
 
@@ -236,6 +240,9 @@ def compare_trees(old: str | Path, new: str | Path, rule: Rule = Rule(), only: l
             art.outcome_changes.append(f"record {name}.json only in the {'old' if o_rec.is_file() else 'new'} tree")
         o_cells = {p.stem: p for p in (o_root / name / "cells").glob("*.parquet")}
         n_cells = {p.stem: p for p in (n_root / name / "cells").glob("*.parquet")}
+        added = sorted(set(n_cells) - set(o_cells))
+        if added:
+            art.notes.append(f"{len(added)} cell(s) only in the new tree (added, not compared): {', '.join(added)}")
         for cid in sorted(set(o_cells) | set(n_cells)):
             cname = f"{name}/{cid}"
             if cid not in n_cells:
@@ -243,7 +250,6 @@ def compare_trees(old: str | Path, new: str | Path, rule: Rule = Rule(), only: l
                 continue
             if cid not in o_cells:
                 art.cells.append(CellComparison(cname, added=True))
-                art.notes.append(f"cell {cid}: only in the new tree (added, not compared)")
                 continue
             art.cells.append(compare_cell(cname, pd.read_parquet(o_cells[cid]), pd.read_parquet(n_cells[cid]), rule))
         out.append(art)
