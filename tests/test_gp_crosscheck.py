@@ -361,3 +361,24 @@ def test_collab_gp_data_is_kept_beside_the_data_bit_for_bit(tmp_path):
     cg.collab_gp(**kw)
     assert kept[0].stat().st_mtime > old
     cg.collab_gp.cache_clear()
+
+
+@pytest.mark.parametrize("collaborative", [False, True])
+def test_an_unchecked_likelihood_step_runs_ep_once_per_user_and_iteration(collaborative):
+    from rankrepro.algorithms.base import ParamError
+
+    with pytest.raises(ParamError, match="likelihood_step"):
+        GPModel(likelihood_step="none").validate()
+    K, Y, train = small_collab(seed=7)
+    test = np.setdiff1d(np.arange(K.shape[0]), train)
+    fits = {step: GPModel(likelihood="ordinal", collaborative=collaborative, sigma0=1.0, em_iters=4, tol=0.0,
+                          likelihood_step=step).fit_predict_kernel(K, Y, train, test)
+            for step in ("checked", "unchecked")}
+    n_users = Y.shape[0]
+    # unchecked: the E-step's EP only; checked: the E-steps plus the runs that check each step
+    assert len(fits["unchecked"].ep_sweeps) == n_users * len(fits["unchecked"].objective) == n_users * 4
+    assert len(fits["checked"].ep_sweeps) > n_users * len(fits["checked"].objective)
+    for fit in fits.values():
+        assert np.all(np.diff(fit.thresholds, axis=1) > 0)
+        assert all(p.shape == (test.size,) and set(np.unique(p)) <= set(range(1, 6)) for p in fit.pred)
+    assert not np.array_equal(fits["checked"].thresholds, fits["unchecked"].thresholds)

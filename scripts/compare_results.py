@@ -1,0 +1,15 @@
+"""Compare two result trees under the rule for a change that moves numbers (issue 31;
+docs/reproducibility.md): per artefact the largest relative change and the largest change as a
+share of the cell's 95% interval half-width, over every metric of every cell (timing metrics
+apart), and any change of a verdict, claim, diagnosis or sensitivity flip; exits 1 when a
+change breaks the rule.
+
+    git worktree add /tmp/main-results main
+    python scripts/compare_results.py /tmp/main-results/results results [--different-path 'yu2006/tables/cgpor-*']
+"""
+import sys
+
+from rankrepro.pipeline.compare import main
+
+if __name__ == "__main__":
+    sys.exit(main())
