@@ -18,6 +18,11 @@ class, its builder) is a root of the cell's closure instead.  So editing PRank's
 changes the fingerprints of exactly the cells that run a learner of that module (OAP's PRank
 members run the compiled step of ``algorithms/_compiled``, in the closure of every compiled
 learner's cells), and editing the report, the command line or a figure's style changes none.
+
+A learner from outside the package (``_target_: package.module.ClassName``, :mod:`.targets`)
+adds its module and the modules of its own project it imports (:func:`external_closure`,
+hashed by the same rule), and the package modules those import as roots: its cells rerun
+when its code changes, never for its comments, and the package's own cells never move.
 """
 
 from __future__ import annotations
