@@ -60,7 +60,7 @@ def _run_one(protocol: str, spec: Spec, trial: int):
     run = PROTOCOLS[protocol]  # imported first: its libraries are loaded before the limit is set
     # a learner named by _target_ stands in the protocol's registry while its trial runs (also
     # in a worker process); Ctrl-C / SIGTERM end the process at once, even inside a long compiled call
-    with registered(protocol, spec.estimator), _one_blas_thread(), prompt_interrupt():
+    with registered(protocol, getattr(spec, "estimator", "")), _one_blas_thread(), prompt_interrupt():
         return trial, run(spec)
 
 
