@@ -1,132 +1,35 @@
 """One suite over every learner: the estimator protocol of DESIGN.md.
 
-The first part runs over every registered learner of every family (online ordinal learners,
-LETOR rankers, GP models, coactive learners), as river's check suite does: inputs not
-mutated, same seed same result, clone, pickling, parameters checked (every constraint of
-the class broken once).  The rest checks what only the online learners promise (the online
-protocol: chunked passes, predictions before updates, sparse rows)."""
+The first part runs the checks of :mod:`rankrepro.conformance` (the ones ``rankrepro
+check-learner`` runs on anyone's class) over every registered learner of every family
+(online ordinal learners, LETOR rankers, GP models, coactive learners), as river's check
+suite does: the protocol's interface, inputs not mutated, same seed same result, clone,
+pickling, parameters checked (every constraint of the class broken once), bad input
+rejected, the protocol's calls on a tiny data set.  The rest checks what only the online
+learners promise (the online protocol: chunked passes, predictions before updates, sparse
+rows)."""
 import pickle
-from copy import deepcopy
 
 import numpy as np
 import pytest
 
+from rankrepro import conformance
 from rankrepro.algorithms import ONLINE, NotFittedError, ParamError, families
-from rankrepro.algorithms.base import Boolean, OneOf, Range
 
 FAMILIES = families()
+#: the registries' family names -> the conformance module's
+FAMILY = {"online": "online", "rankers": "ranker", "gp": "gp", "coactive": "coactive"}
 LEARNERS = [(fam, name) for fam, reg in FAMILIES.items() for name in sorted(reg)]
-#: small settings per learner, so that each check runs in milliseconds
-SMALL = {"oap_bpm": {"N": 5}, "oap_bagg": {"N": 5}, "oap_vp": {"N": 5}, "perceptron": {"n_iter": 4, "committee": 3},
-         "ranksvm": {"C_grid": [0.1, 1.0]}, "rankboost": {"n_rounds": 8}, "lambdamart": {"n_rounds": 20},
-         "gp_model": {"em_iters": 3, "likelihood": "ordinal", "collaborative": True}}
 
 
-def small(fam, name, **kw):
+@pytest.mark.parametrize("check", list(conformance.CHECKS))
+@pytest.mark.parametrize("fam,name", LEARNERS)
+def test_every_learner_passes_the_conformance_checks(fam, name, check):
     cls = FAMILIES[fam][name]
-    params = {**SMALL.get(name, {}), **kw}
-    if "n_ranks" in cls._param_names():
-        params.setdefault("n_ranks", 4)
-    if "seed" in cls._param_names():
-        params.setdefault("seed", 7)
-    return cls(**params)
+    assert conformance.family_of(cls) == FAMILY[fam]
+    result = conformance.run_check(check, cls, FAMILY[fam])
+    assert result.passed, f"{name}: {check}: {result.why}"
 
-
-def toy(fam, rng):
-    """(fit arguments, predict arguments) of a small problem of the family."""
-    if fam == "online":
-        X = rng.uniform(-0.5, 0.5, size=(120, 6))
-        return (X, rng.integers(1, 5, size=120)), (X,)
-    if fam == "gp":
-        X = rng.normal(size=(30, 8))
-        Y = rng.integers(1, 5, size=(30, 4)) * (rng.random((30, 4)) < 0.7)
-        return (X[:20], Y[:20]), (X[20:],)
-    X = rng.normal(size=(80, 5))
-    y = (X @ np.array([1.0, 0.5, 0.0, -0.5, 0.2]) > 0).astype(int) + (X[:, 0] > 1)
-    qid = np.repeat(np.arange(8), 10)
-    return (X, y, qid), (X, qid)
-
-
-def fitted(fam, name, rng, **kw):
-    est = small(fam, name, **kw)
-    fit_args, pred_args = toy(fam, rng)
-    return est.fit(*fit_args), pred_args
-
-
-@pytest.mark.parametrize("fam,name", LEARNERS)
-def test_every_learner_leaves_its_inputs_alone(fam, name, rng):
-    fit_args, pred_args = toy(fam, rng)
-    before = deepcopy((fit_args, pred_args))
-    small(fam, name).fit(*fit_args).predict(*pred_args)
-    for a, b in zip([*fit_args, *pred_args], [*before[0], *before[1]]):
-        np.testing.assert_array_equal(a, b)
-
-
-@pytest.mark.parametrize("fam,name", LEARNERS)
-def test_every_learner_same_seed_same_result(fam, name):
-    a, args = fitted(fam, name, np.random.default_rng(3))
-    b, _ = fitted(fam, name, np.random.default_rng(3))
-    np.testing.assert_array_equal(a.predict(*args), b.predict(*args))
-    # refitting the same instance forgets the first fit
-    first = a.predict(*args)
-    a.fit(*toy(fam, np.random.default_rng(3))[0])
-    np.testing.assert_array_equal(a.predict(*args), first)
-
-
-@pytest.mark.parametrize("fam,name", LEARNERS)
-def test_every_learner_clones_unfitted_with_the_same_params(fam, name, rng):
-    from sklearn.base import clone
-
-    est, args = fitted(fam, name, rng)
-    for c in (est.clone(), clone(est)):
-        assert type(c) is type(est) and c.get_params() == est.get_params()
-        assert not hasattr(c, "n_features_in_")
-        with pytest.raises(NotFittedError, match="not fitted"):
-            c.predict(*args)
-    # the repr names the parameters that differ from the defaults, and rebuilds the estimator
-    cls = type(est)
-    assert eval(repr(est), {cls.__name__: cls}).get_params() == est.get_params()
-
-
-@pytest.mark.parametrize("fam,name", LEARNERS)
-def test_every_learner_pickles_fitted(fam, name, rng):
-    est, args = fitted(fam, name, rng)
-    np.testing.assert_array_equal(pickle.loads(pickle.dumps(est)).predict(*args), est.predict(*args))
-
-
-def _breaks(rule):
-    """Values that break a constraint: a wrong type always, and a value just outside a range."""
-    out = [object()]
-    if isinstance(rule, Range):
-        if rule.low is not None:
-            out.append(rule.kind(rule.low) if rule.left_open else rule.kind(rule.low - 1))
-        if rule.high is not None:
-            out.append(rule.kind(rule.high) if rule.right_open else rule.kind(rule.high + 1))
-        if rule.kind is int:
-            out.append(2.5)
-    elif isinstance(rule, OneOf):
-        out.append("no such option")
-    elif isinstance(rule, Boolean):
-        out.append("yes")
-    return out
-
-
-@pytest.mark.parametrize("fam,name", LEARNERS)
-def test_every_learner_rejects_each_bad_parameter_before_fitting(fam, name, rng):
-    cls = FAMILIES[fam][name]
-    fit_args, _ = toy(fam, rng)
-    constraints = cls.constraints()
-    assert set(constraints) == set(cls._param_names()) - {"n_features", "n_users"}, "a parameter has no constraint"
-    for param, rule in constraints.items():
-        for bad in _breaks(rule):
-            est = small(fam, name, **{param: bad})
-            with pytest.raises(ParamError) as err:
-                est.validate()
-            assert err.value.param == param
-            with pytest.raises(ParamError):
-                est.fit(*fit_args)
-    with pytest.raises(ParamError, match="unknown hyperparameter"):
-        small(fam, name).set_params(nonsense=1)
 
 SEEDED = {name for name, cls in ONLINE.items() if "seed" in cls._param_names()}
 

@@ -14,7 +14,7 @@ from ..config_files import find_config_dir, list_experiments, list_scales
 from .cells import Experiment, cell_fingerprint
 from .config_errors import ConfigError, check_name, check_yaml_bounds, config_error, require
 from .names import name_problem
-from .schema import SCHEMA, RootCfg
+from .schema import SCHEMA, RootCfg, RootInCfg, targets_as_estimators
 from .validate import add_sensitivity, validate
 
 
@@ -24,7 +24,8 @@ def _compose(config_dir: Path, name: str, scale: str, overrides: list[str]) -> D
     from hydra.core.config_store import ConfigStore
     from hydra.core.global_hydra import GlobalHydra
 
-    ConfigStore.instance().store(name="rankrepro_schema", node=RootCfg)
+    # as written: an algorithm may give _target_ (moved to estimator before the real schema)
+    ConfigStore.instance().store(name="rankrepro_schema", node=RootInCfg)
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
@@ -97,13 +98,22 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     check_name(name, "scale", "scale", scale)
     check_yaml_bounds(name, root)
     try:
-        cfg = _compose(root, name, scale, list(overrides))
-        OmegaConf.resolve(cfg)
-        # Re-merge into a fresh schema: catches keys that a '+key=value' override slipped
-        # past struct mode.  Touching every value surfaces MISSING keys too.
-        checked = OmegaConf.merge(OmegaConf.structured(RootCfg), OmegaConf.to_container(cfg))
-        OmegaConf.to_container(checked, throw_on_missing=True)
+        composed = _compose(root, name, scale, list(overrides))
+        OmegaConf.resolve(composed)
+        plain = OmegaConf.to_container(composed)
     except Exception as e:  # Hydra wraps the OmegaConf error that names the key
+        raise config_error(name, e) from None
+    try:
+        plain = targets_as_estimators(plain)
+    except ValueError as e:
+        raise ConfigError(name, e.args[0], e.args[1]) from None
+    try:
+        # Merge into a fresh schema: catches keys that a '+key=value' override slipped past
+        # struct mode.  Touching every value surfaces MISSING keys too.
+        cfg = OmegaConf.merge(OmegaConf.structured(RootCfg), plain)
+        OmegaConf.set_struct(cfg, True)
+        OmegaConf.to_container(cfg, throw_on_missing=True)
+    except Exception as e:
         raise config_error(name, e) from None
     exp = validate(name, scale, cfg)
     add_sensitivity(exp)

@@ -18,6 +18,11 @@ class, its builder) is a root of the cell's closure instead.  So editing PRank's
 changes the fingerprints of exactly the cells that run a learner of that module (OAP's PRank
 members run the compiled step of ``algorithms/_compiled``, in the closure of every compiled
 learner's cells), and editing the report, the command line or a figure's style changes none.
+
+A learner from outside the package (``_target_: package.module.ClassName``, :mod:`.targets`)
+adds its module and the modules of its own project it imports (:func:`external_closure`,
+hashed by the same rule), and the package modules those import as roots: its cells rerun
+when its code changes, never for its comments, and the package's own cells never move.
 """
 
 from __future__ import annotations
@@ -256,9 +261,129 @@ def current(recorded: dict) -> dict:
         try:
             mods[m] = module_digest(m)
         except KeyError:
-            mods[m] = "absent"
+            try:  # a learner's module from outside the package (_target_)
+                mods[m] = external_digest(m)
+            except KeyError:
+                mods[m] = "absent"
     return {"modules": mods, "libraries": {lib: library_version(NUMERIC_LIBRARIES.get(lib, lib))
                                            for lib in recorded.get("libraries", {})}}
+
+
+# -- learners from outside the package (``_target_``, :mod:`.targets`) -------------------------
+def _spec_file(name: str) -> Path | None:
+    """The source file of module ``name`` wherever it is importable from (None: no such
+    module, or not a Python source file)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin).resolve()
+
+
+def _system_dirs() -> list[Path]:
+    import sysconfig
+
+    return [Path(p).resolve() for k in ("stdlib", "platstdlib", "purelib", "platlib")
+            if (p := sysconfig.get_paths().get(k))]
+
+
+def _under(path: Path, folder: Path) -> bool:
+    return folder == path or folder in path.parents
+
+
+_EXTERNAL: dict[tuple[str, int, int], str] = {}
+
+
+def external_digest(name: str) -> str:
+    """The digest of module ``name`` outside the package, by the same rule as the package's
+    modules (its code without docstrings or comments); KeyError when it cannot be found."""
+    path = _spec_file(name)
+    if path is None:
+        raise KeyError(f"no module {name} found")
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key not in _EXTERNAL:
+        _EXTERNAL[key] = hashlib.sha256(canonical(path.read_text(encoding="utf-8")).encode()).hexdigest()[:16]
+    return _EXTERNAL[key]
+
+
+def external_closure(module: str) -> tuple[dict[str, str], list[str], frozenset[str]]:
+    """The code a learner module from outside the package runs: ``({module: digest}`` of it and
+    of the modules it imports from its own project (its top-level package's folder; for a
+    top-level module, its folder unless that is an installation folder), ``[package modules it
+    imports]`` (closure roots, followed as :func:`closure` follows them: a registry by name
+    only), and the third-party libraries it imports)."""
+    first = _spec_file(module)
+    if first is None:
+        raise KeyError(f"no module {module} found")
+    top = module.split(".")[0]
+    if "." in module:
+        top_file = _spec_file(top)
+        project = top_file.parent if top_file is not None else first.parent
+    else:
+        project = first.parent
+        if any(_under(project, d) for d in _system_dirs()):
+            project = first  # a module installed on its own: only itself
+    seen: dict[str, str] = {}
+    roots: set[str] = set()
+    libraries: set[str] = set()
+
+    def place(dotted: str) -> None:
+        if dotted == PACKAGE or dotted.startswith(PACKAGE + "."):
+            mod = _deepest(dotted)
+            if mod is not None:
+                roots.add(mod)
+            return
+        path = _spec_file(dotted)
+        if path is not None and _under(path, project):
+            todo.append(dotted)
+        else:
+            libraries.add(dotted.split(".")[0])
+
+    todo = [module]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        path = _spec_file(m)
+        if path is None:
+            continue
+        seen[m] = external_digest(m)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    place(a.name)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    here = m if path.name == "__init__.py" else m.rpartition(".")[0]
+                    for _ in range(node.level - 1):
+                        here = here.rpartition(".")[0]
+                    base = f"{here}.{node.module}" if node.module else here
+                else:
+                    base = node.module or ""
+                if base == PACKAGE or base.startswith(PACKAGE + "."):
+                    for a in node.names:  # as the package's own modules import (registries by name)
+                        sub = f"{base}.{a.name}"
+                        if module_path(sub) is not None:
+                            roots.add(sub)
+                            continue
+                        mod = _deepest(base)
+                        if mod is None:
+                            continue
+                        if _is_registry(mod):
+                            src = _registry_source(mod, a.name)
+                            if src is not None and src != mod:
+                                roots.add(src)
+                        roots.add(mod)
+                    continue
+                for a in node.names:
+                    sub = f"{base}.{a.name}"
+                    place(sub if _spec_file(sub) is not None else base)
+    return dict(sorted(seen.items())), sorted(roots), frozenset(libraries)
 
 
 def cell_roots(exp, cell) -> list[str]:
@@ -280,7 +405,20 @@ def cell_roots(exp, cell) -> list[str]:
 
 
 def cell_identity(exp, cell) -> dict:
-    return identity(cell_roots(exp, cell))
+    from .targets import is_target
+
+    roots = cell_roots(exp, cell)
+    if not is_target(cell.estimator):
+        return identity(roots)
+    # a learner from outside the package: its module and its project's modules it imports,
+    # beside the package modules they import
+    module = cell.estimator.rpartition(".")[0]
+    ext, pkg_roots, libs = external_closure(module)
+    ident = identity([*roots, *pkg_roots])
+    ident["modules"] = dict(sorted({**ident["modules"], **ext}.items()))
+    ident["libraries"] = dict(sorted({**ident["libraries"], **{lib: library_version(NUMERIC_LIBRARIES[lib])
+                                                                 for lib in libs if lib in NUMERIC_LIBRARIES}}.items()))
+    return ident
 
 
 def experiment_identity(exp) -> dict:

@@ -55,9 +55,12 @@ def _run_one(protocol: str, spec: Spec, trial: int):
     # BLAS may sum in another order on another machine (results then differ in the last bits)
     from ..interrupt import prompt_interrupt
 
+    from .targets import registered
+
     run = PROTOCOLS[protocol]  # imported first: its libraries are loaded before the limit is set
-    # Ctrl-C / SIGTERM end the process at once, even inside a long compiled call
-    with _one_blas_thread(), prompt_interrupt():
+    # a learner named by _target_ stands in the protocol's registry while its trial runs (also
+    # in a worker process); Ctrl-C / SIGTERM end the process at once, even inside a long compiled call
+    with registered(protocol, getattr(spec, "estimator", "")), _one_blas_thread(), prompt_interrupt():
         return trial, run(spec)
 
 

@@ -48,6 +48,8 @@ class DatasetCfg:
 
 @dataclass
 class AlgorithmCfg:
+    #: a learner of the protocol's registry, or a class from anywhere as ``package.module.Class``
+    #: (what a config's ``_target_`` becomes: :class:`AlgorithmInCfg`)
     estimator: str = MISSING
     label: str = MISSING
     color: Optional[str] = None
@@ -227,6 +229,43 @@ class RootCfg:
     dataset: DatasetCfg = MISSING
     scale: ScaleCfg = MISSING
     algorithms: Dict[str, AlgorithmCfg] = field(default_factory=dict)
+
+
+@dataclass
+class AlgorithmInCfg(AlgorithmCfg):
+    """An algorithm entry as written in a config: ``estimator: <registry name>`` or, Hydra's
+    convention, ``_target_: package.module.ClassName`` (a learner from anywhere importable).
+    Composed configs are read with this; :func:`targets_as_estimators` turns ``_target_``
+    into ``estimator`` before the config is merged into :class:`RootCfg` (so the resolved
+    config of an experiment without ``_target_`` is what it always was)."""
+
+    estimator: str = ""
+    _target_: Optional[str] = None
+
+
+@dataclass
+class RootInCfg(RootCfg):
+    algorithms: Dict[str, AlgorithmInCfg] = field(default_factory=dict)
+
+
+def targets_as_estimators(container: dict) -> dict:
+    """A composed config (plain data) with every algorithm's ``_target_`` moved to its
+    ``estimator``.  Raises ``ValueError("algorithms.<key>._target_", message)`` when an entry
+    gives both or neither."""
+    for key, a in (container.get("algorithms") or {}).items():
+        if not isinstance(a, dict):
+            continue
+        target = a.pop("_target_", None)
+        est = a.get("estimator") or ""
+        if target is not None:
+            if est:
+                raise ValueError(f"algorithms.{key}._target_",
+                                 f"give either estimator ('{est}') or _target_ ('{target}'), not both")
+            a["estimator"] = str(target)
+        elif not est:
+            raise ValueError(f"algorithms.{key}.estimator",
+                             "give the learner: estimator: <name> or _target_: package.module.ClassName")
+    return container
 
 
 SCHEMA = OmegaConf.structured(RootCfg)  # what a resolved config file or a sensitivity variant is merged into

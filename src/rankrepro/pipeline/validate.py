@@ -17,6 +17,7 @@ from .config_errors import ConfigError, check_name, require
 from .cross_checks import check_cross_fields
 from .names import name_problem
 from .schema import DIAGNOSIS_KINDS, SCHEMA
+from .targets import TargetError, check_target, is_target
 
 
 def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> Experiment:
@@ -89,9 +90,15 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
     cells: list[Cell] = []
     for key, a in cfg.algorithms.items():
         check_name(name, f"algorithms.{key}", "algorithm", key)
-        require(name, f"algorithms.{key}.estimator", a.estimator in family,
-                f"unknown estimator '{a.estimator}' for protocol '{e.protocol}' (known: {sorted(family)})")
-        est_cls = family[a.estimator]
+        if is_target(a.estimator):  # _target_: package.module.ClassName, imported and checked now
+            try:
+                est_cls = check_target(a.estimator, e.protocol)
+            except TargetError as err:
+                raise ConfigError(name, f"algorithms.{key}._target_", str(err)) from None
+        else:
+            require(name, f"algorithms.{key}.estimator", a.estimator in family,
+                    f"unknown estimator '{a.estimator}' for protocol '{e.protocol}' (known: {sorted(family)})")
+            est_cls = family[a.estimator]
         known = set(est_cls._param_names()) - {"n_ranks", "seed"}
         fixed = OmegaConf.to_container(a.params)
         grid = OmegaConf.to_container(a.grid)

@@ -1,0 +1,117 @@
+"""Learners from anywhere: an algorithm entry ``_target_: package.module.ClassName`` (Hydra's
+convention; the resolved config keeps it as ``estimator: package.module.ClassName``).
+
+A name with a dot is such a target: the class is imported when the config loads
+(:func:`resolve`) and checked against what the experiment's protocol calls on its learners
+(:data:`PROTOCOL_CALLS`); a class that does not import or lacks a method is a
+:class:`~rankrepro.pipeline.config_errors.ConfigError` at ``algorithms.<key>._target_``
+naming what is missing.  While a trial runs, the class stands in the protocol's registry
+under its dotted name (:func:`registered`): the protocols' own code runs it exactly as it
+runs the package's learners.  Its cells' code fingerprints hash its module's source and the
+import closure of that module inside the user's project (:func:`rankrepro.pipeline.codeprint.cell_identity`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+from typing import Iterator
+
+#: the methods each protocol calls on its learner classes and instances (``_param_names``
+#: and ``validate`` come with :class:`rankrepro.algorithms.base.Estimator`), and the
+#: hyperparameters it reads from them
+PROTOCOL_CALLS: dict[str, dict[str, tuple[str, ...]]] = {
+    "online": {"methods": ("_param_names", "validate", "fit_online", "predict"), "params": ("n_ranks",)},
+    "letor": {"methods": ("_param_names", "validate", "iterate"), "params": ()},
+    "collab_gp": {"methods": ("_param_names", "validate", "fit_predict_kernel"), "params": ("n_items", "n_ranks")},
+    "coactive_movies": {"methods": ("_param_names", "validate", "make"),
+                        "params": ("variant", "feedback", "alpha", "noisy_pick", "max_users")},
+    "coactive_ranking": {"methods": ("_param_names", "validate", "make"),
+                         "params": ("variant", "feedback", "alpha", "noisy_pick", "max_users")},
+    "ranked_list": {"methods": ("_param_names", "validate", "labels"), "params": ()},
+}
+
+#: the families of ``rankrepro check-learner --family``: the protocol whose calls each is checked against
+FAMILY_PROTOCOL = {"online": "online", "ranker": "letor", "gp": "collab_gp", "coactive": "coactive_ranking"}
+
+
+class TargetError(ValueError):
+    """A target that does not import or does not fit its protocol; ``str()`` says why."""
+
+
+def is_target(estimator: str) -> bool:
+    """Whether an algorithm's estimator names a class by its dotted path (registry names have no dot)."""
+    return "." in str(estimator)
+
+
+def import_target(dotted: str) -> type:
+    """The class ``package.module.ClassName`` names (raises :class:`TargetError` saying why not)."""
+    module, _, attr = str(dotted).rpartition(".")
+    if not module or not attr:
+        raise TargetError(f"'{dotted}' is not package.module.ClassName")
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        raise TargetError(f"cannot import module '{module}' ({e}); put its folder on PYTHONPATH or install it") from None
+    except Exception as e:  # noqa: BLE001 - the user's module failed while importing
+        raise TargetError(f"importing module '{module}' failed: {type(e).__name__}: {e}") from None
+    cls = getattr(mod, attr, None)
+    if cls is None:
+        raise TargetError(f"module '{module}' ({getattr(mod, '__file__', '?')}) has no attribute '{attr}'")
+    if not isinstance(cls, type):
+        raise TargetError(f"'{dotted}' is a {type(cls).__name__}, not a class")
+    return cls
+
+
+def missing_calls(cls: type, protocol: str) -> list[str]:
+    """What protocol ``protocol`` calls or reads that ``cls`` lacks, as sentences (empty: it fits)."""
+    calls = PROTOCOL_CALLS.get(protocol, {"methods": ("_param_names", "validate"), "params": ()})
+    out = [f"method '{m}'" for m in calls["methods"] if not callable(getattr(cls, m, None))]
+    if not out:
+        try:
+            names = set(cls._param_names())
+        except Exception as e:  # noqa: BLE001 - reported, not raised
+            return [f"a working _param_names() ({type(e).__name__}: {e})"]
+        out += [f"hyperparameter '{p}'" for p in calls["params"] if p not in names]
+    return out
+
+
+def check_target(dotted: str, protocol: str) -> type:
+    """Import ``dotted`` and check it against ``protocol``'s calls; raises :class:`TargetError`."""
+    cls = import_target(dotted)
+    lacks = missing_calls(cls, protocol)
+    if lacks:
+        raise TargetError(f"{dotted} lacks {', '.join(lacks)}, which protocol '{protocol}' calls on its learners "
+                          "(subclass rankrepro.algorithms.base.Estimator and the family's base, docs/own_learner.md)")
+    return cls
+
+
+def learner_class(protocol, estimator: str) -> type | None:
+    """The class a cell runs: from the protocol's registry, or imported for a target (None
+    when neither has it)."""
+    cls = protocol.estimators.get(estimator)
+    if cls is None and is_target(estimator):
+        with contextlib.suppress(TargetError):
+            cls = import_target(estimator)
+    return cls
+
+
+@contextlib.contextmanager
+def registered(protocol: str, estimator: str) -> Iterator[None]:
+    """While the block runs, the target class stands in protocol ``protocol``'s registry under
+    its dotted name (the protocol's trial looks it up there); removed afterwards.  A registry
+    name changes nothing."""
+    if not is_target(estimator):
+        yield
+        return
+    from ..protocols import PROTOCOLS
+
+    registry = PROTOCOLS[protocol].estimators
+    if estimator in registry:
+        yield
+        return
+    registry[estimator] = check_target(estimator, protocol)
+    try:
+        yield
+    finally:
+        registry.pop(estimator, None)
