@@ -30,9 +30,7 @@ import pandas as pd
 
 from ..metrics import TIMING_METRICS
 from ..stats import t_interval
-
-#: the columns that identify a row of a cell's results (as :mod:`rankrepro.pipeline.verify`)
-KEY = ["cell", "algorithm", "params", "trial", "metric", "round"]
+from .verify import align
 
 
 @dataclass(frozen=True)
@@ -129,20 +127,11 @@ def _ci_half_widths(old: pd.DataFrame, groups: set[tuple]) -> dict[tuple, float]
 def compare_cell(name: str, old: pd.DataFrame, new: pd.DataFrame, rule: Rule) -> CellComparison:
     """Every value of two versions of a cell, timing metrics apart, under ``rule``."""
     out = CellComparison(name, different_path=rule.is_different_path(name))
-    o = old[~old["metric"].isin(TIMING_METRICS)]
-    n = new[~new["metric"].isin(TIMING_METRICS)]
-    o = o.assign(round=o["round"].astype("Int64").astype("float64"))
-    n = n.assign(round=n["round"].astype("Int64").astype("float64"))
-    m = o[KEY + ["value"]].merge(n[KEY + ["value"]], on=KEY, how="outer", suffixes=("_old", "_new"),
-                                 indicator=True)
-    only_o, only_n = int((m["_merge"] == "left_only").sum()), int((m["_merge"] == "right_only").sum())
-    if only_o or only_n:
-        out.problem = f"{only_o} row(s) only in the old tree, {only_n} only in the new one"
-    both = m[m["_merge"] == "both"]
+    al = align(old, new)
+    if al.only_old or al.only_new:
+        out.problem = f"{al.only_old} row(s) only in the old tree, {al.only_new} only in the new one"
+    both, same = al.both, al.same
     out.values = len(both)
-    a = both["value_old"].to_numpy(dtype=np.float64)
-    b = both["value_new"].to_numpy(dtype=np.float64)
-    same = (a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))
     if same.all():
         return out
     moved = both[~same]

@@ -121,23 +121,42 @@ def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: 
     return out
 
 
+@dataclass
+class Aligned:
+    """Two versions of a cell's rows matched on :data:`KEY`, timing metrics apart: the matched
+    rows (``value_old``, ``value_new``), the counts of rows only in one, and which matched
+    values are identical bit for bit (NaN equal to NaN)."""
+
+    both: pd.DataFrame
+    only_old: int
+    only_new: int
+    old: np.ndarray
+    new: np.ndarray
+    same: np.ndarray
+
+
+def align(old: pd.DataFrame, new: pd.DataFrame) -> Aligned:
+    o = old[~old["metric"].isin(TIMING_METRICS)]
+    n = new[~new["metric"].isin(TIMING_METRICS)]
+    o = o.assign(round=o["round"].astype("Int64").astype("float64"))
+    n = n.assign(round=n["round"].astype("Int64").astype("float64"))
+    m = o[KEY + ["value"]].merge(n[KEY + ["value"]], on=KEY, how="outer", suffixes=("_old", "_new"),
+                                 indicator=True)
+    both = m[m["_merge"] == "both"]
+    a = both["value_old"].to_numpy(dtype=np.float64)
+    b = both["value_new"].to_numpy(dtype=np.float64)
+    same = (a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))
+    return Aligned(both, int((m["_merge"] == "left_only").sum()), int((m["_merge"] == "right_only").sum()), a, b, same)
+
+
 def compare(got: pd.DataFrame, want: pd.DataFrame) -> tuple[bool, int, int, float, float, str]:
     """(identical, values compared, differing, largest absolute and relative difference,
     problem) of a recomputed cell against the committed one, timing metrics apart."""
-    g = got[~got["metric"].isin(TIMING_METRICS)]
-    w = want[~want["metric"].isin(TIMING_METRICS)]
-    g = g.assign(round=g["round"].astype("Int64").astype("float64"))
-    w = w.assign(round=w["round"].astype("Int64").astype("float64"))
-    m = w[KEY + ["value"]].merge(g[KEY + ["value"]], on=KEY, how="outer", suffixes=("_want", "_got"),
-                                 indicator=True)
+    al = align(want, got)
     problem = ""
-    only_w, only_g = int((m["_merge"] == "left_only").sum()), int((m["_merge"] == "right_only").sum())
-    if only_w or only_g:
-        problem = f"{only_w} committed row(s) not recomputed, {only_g} new row(s)"
-    both = m[m["_merge"] == "both"]
-    a = both["value_want"].to_numpy(dtype=np.float64)
-    b = both["value_got"].to_numpy(dtype=np.float64)
-    same = (a.view(np.int64) == b.view(np.int64)) | (np.isnan(a) & np.isnan(b))
+    if al.only_old or al.only_new:
+        problem = f"{al.only_old} committed row(s) not recomputed, {al.only_new} new row(s)"
+    both, a, b, same = al.both, al.old, al.new, al.same
     diff = np.abs(a - b)
     diff[same] = 0.0
     finite = np.isfinite(diff)

@@ -145,12 +145,6 @@ def diagnosis_text(d: dict | None) -> str:
     return t + (f" [evidence: {d['evidence']}]" if d.get("evidence") else "")
 
 
-def needs_diagnosis(verdict: str | None) -> bool:
-    """A verdict that a reader needs explained: a published cell that differs, a claim not held
-    (inconclusive and held ones show a diagnosis too when one is configured)."""
-    return verdict in ("differs", "not held")
-
-
 def depends_text(c: dict) -> str:
     return "; ".join(f"depends on {d['choice']}: " + ", ".join(f"{v} for {k}" for k, v in d["verdicts"].items())
                      for d in c.get("depends_on") or [])
