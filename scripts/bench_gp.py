@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from rankrepro.algorithms.gp import CollabPrior, cgpr_em, ep_ordinal, thresholds_from, _pack, initial_thresholds
+from rankrepro.algorithms.ep import _pack, ep_ordinal, initial_thresholds, thresholds_from
+from rankrepro.algorithms.gp import CollabPrior, cgpr_em
 from rankrepro.algorithms.reference import cgpr_em_plain, cgpor_iteration_plain
 
 

@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from rankrepro.algorithms.gp import (
-    CollabPrior, GPModel, cgpr_em, chol, ep_ordinal, fit_ordinal_params, initial_thresholds, log_phi_diff,
-    ordinal_log_lik_grad, ordinal_moments, predict_ordinal, site_posterior, thresholds_from, _pack)
+from rankrepro.algorithms.ep import (
+    chol, ep_ordinal, fit_ordinal_params, initial_thresholds, log_phi_diff, ordinal_log_lik_grad, ordinal_moments,
+    predict_ordinal, site_posterior, thresholds_from, _pack)
+from rankrepro.algorithms.gp import CollabPrior, GPModel, cgpr_em
 from rankrepro.algorithms.reference import cgpr_em_plain, ep_ordinal_sequential
 
 B5 = np.array([-np.inf, -1.0, -0.3, 0.3, 1.0, np.inf])
@@ -130,10 +131,43 @@ def test_thresholds_stay_ordered():
         lab = rng.choice([1, 2, 5], size=n)  # ranks 3 and 4 never seen: their gaps are unconstrained
         groups.append((lab, rng.normal(size=n) * 3, rng.random(n) + 0.05))
         params.append(_pack(initial_thresholds(lab, 5, 1.0), 1.0))
-    out = fit_ordinal_params(groups, np.array(params))
+    out, _ = fit_ordinal_params(groups, np.array(params))
     for row in out:
         b = thresholds_from(row[:-1])
         assert np.all(np.diff(b) > 0) and np.isinf(b[0]) and np.isinf(b[-1])
+
+
+def test_the_likelihood_parameter_search_reports_its_cap():
+    """One L-BFGS iteration cannot reach the optimum of a problem many iterations solve: the search
+    says it stopped at the cap; given enough iterations it converges and says so, at a higher
+    objective (the cavity-fixed evidence)."""
+    from rankrepro.algorithms.ep import ordinal_objective
+
+    rng = np.random.default_rng(11)
+    groups, params = [], []
+    for _ in range(4):
+        lab = rng.integers(1, 6, size=30)
+        groups.append((lab, rng.normal(size=30), rng.random(30) + 0.1))
+        params.append(_pack(initial_thresholds(lab, 5, 1.0), 1.0))
+    params = np.array(params)
+    one, capped_one = fit_ordinal_params(groups, params, max_iter=1)
+    full, capped_full = fit_ordinal_params(groups, params, max_iter=2000)
+    assert capped_one and not capped_full
+    owner = np.repeat(np.arange(4), 30)
+    y = np.concatenate([g[0] for g in groups])
+    cm, cv = np.concatenate([g[1] for g in groups]), np.concatenate([g[2] for g in groups])
+    assert ordinal_objective(full, owner, y, cm, cv)[0] < ordinal_objective(one, owner, y, cm, cv)[0]
+
+
+def test_gp_model_counts_the_capped_parameter_searches():
+    K, Y, train = small_problem()
+    test = np.setdiff1d(np.arange(K.shape[0]), train)
+    capped = GPModel(likelihood="ordinal", em_iters=4, sigma0=1.0, param_fit_iters=1).fit_predict_kernel(
+        K, Y, train, test)
+    assert capped.param_fits == 3 and capped.param_fits_capped == 3
+    free = GPModel(likelihood="ordinal", em_iters=4, sigma0=1.0, param_fit_iters=5000).fit_predict_kernel(
+        K, Y, train, test)
+    assert free.param_fits == len(free.objective) - 1 and free.param_fits_capped == 0
 
 
 def small_problem(seed=7, m=80, users=10, density=0.6):

@@ -22,8 +22,8 @@ import pytest
 from numpy.polynomial.hermite_e import hermegauss
 from scipy import optimize, stats
 
-from rankrepro.algorithms.gp import (
-    CollabPrior, GPModel, _pack, cgpr_em, ep_ordinal, ordinal_objective, predict_ordinal, thresholds_from)
+from rankrepro.algorithms.ep import _pack, ep_ordinal, ordinal_objective, predict_ordinal, thresholds_from
+from rankrepro.algorithms.gp import CollabPrior, GPModel, cgpr_em
 from rankrepro.algorithms.reference import cgpor_iteration_plain
 
 B5 = np.array([-np.inf, -1.0, -0.3, 0.3, 1.0, np.inf])

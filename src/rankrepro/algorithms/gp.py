@@ -23,9 +23,7 @@ h <- h + G_tr abar and Sigma <- Sigma + G_tr C G_tr^T, C = cov_j(a_j) - mean_j W
 so an EM iteration costs O(m p^2 + sum_j n_j^3) instead of O(m^2 sum_j n_j)
 (:mod:`rankrepro.algorithms.reference` has the plain version, eq. 3 as written).
 
-Numerics: Cholesky with growing jitter (:func:`chol`); the probit terms in the log domain
-(``scipy.special.log_ndtr``), so no NaN or infinity for infinite thresholds or latent values
-far from them.
+The linear algebra, the ordinal likelihood and its EP are in :mod:`.ep`.
 """
 
 from __future__ import annotations
@@ -34,331 +32,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import linalg, optimize
-from scipy.special import log_ndtr
 
 from .base import Boolean, Estimator, OneOf, Range, check_array, check_target
+from .ep import (LOG_2PI, EPResult, SitePosterior, _pack, ep_ordinal, fit_ordinal_params, initial_thresholds,
+                 predict_ordinal, site_posterior, thresholds_from, uniform_thresholds)
 from .feature_maps import cosine_kernel
-
-LOG_2PI = float(np.log(2 * np.pi))
-
-
-# -------------------------------------------------------------------------------------
-# linear algebra
-# -------------------------------------------------------------------------------------
-def chol(A: np.ndarray, max_tries: int = 8) -> np.ndarray:
-    """Lower Cholesky factor of the symmetric matrix A, adding jitter 1e-10, 1e-8, ... times
-    its mean diagonal until it succeeds."""
-    A = A + A.T
-    A *= 0.5
-    # the first try adds 0 * I, i.e. +0.0 to every entry (which turns any -0.0 into +0.0):
-    # done in place, without building the identity
-    A += 0.0
-    jitter = 0.0
-    for k in range(max_tries):
-        try:
-            return linalg.cholesky(A if k == 0 else A + jitter * np.eye(A.shape[0]), lower=True, check_finite=True)
-        except linalg.LinAlgError:
-            scale = float(np.mean(np.diag(A))) if A.size else 1.0
-            scale = scale if np.isfinite(scale) and scale > 0 else 1.0
-            jitter = scale * 10.0 ** (-10 + 2 * k)
-    raise linalg.LinAlgError(f"matrix not positive definite even with jitter {jitter:g}")
-
-
-# -------------------------------------------------------------------------------------
-# the ordinal likelihood, log domain
-# -------------------------------------------------------------------------------------
-def _log1mexp(x: np.ndarray) -> np.ndarray:
-    """log(1 - exp(x)) for x <= 0, accurate on the whole range."""
-    x = np.minimum(x, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.where(x > -0.6931471805599453, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
-
-
-def log_phi_diff(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """log(Phi(hi) - Phi(lo)) for lo < hi (either may be infinite), in the log domain: the
-    upper tail is reflected so that both arguments are never large and positive."""
-    lo, hi = np.broadcast_arrays(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float))
-    flip = lo > 0
-    a = np.where(flip, -hi, lo)
-    b = np.where(flip, -lo, hi)
-    lb = log_ndtr(b)
-    return lb + _log1mexp(log_ndtr(a) - lb)
-
-
-def _log_npdf(z: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.where(np.isfinite(z), -0.5 * z * z - 0.5 * LOG_2PI, -np.inf)
-
-
-def _probit_terms(mu, var, lo, hi, sigma):
-    """s = sqrt(sigma^2 + var), z = (b - mu)/s at both thresholds, log Z, the ratios
-    r = N(z)/Z and z r (0 at an infinite threshold), all in the log domain."""
-    s = np.sqrt(sigma * sigma + var)
-    z0, z1 = (lo - mu) / s, (hi - mu) / s
-    logz = log_phi_diff(z0, z1)
-    r0, r1 = np.exp(_log_npdf(z0) - logz), np.exp(_log_npdf(z1) - logz)
-    zr0 = np.where(np.isfinite(z0), np.where(np.isfinite(z0), z0, 0.0) * r0, 0.0)
-    zr1 = np.where(np.isfinite(z1), np.where(np.isfinite(z1), z1, 0.0) * r1, 0.0)
-    return s, z0, z1, logz, r0, r1, zr0, zr1
-
-
-def ordinal_moments(mu, var, lo, hi, sigma):
-    """For a Gaussian N(f; mu, var) times P(y | f) = Phi((hi - f)/s) - Phi((lo - f)/s) with
-    noise ``sigma``: (log Z, dlogZ/dmu, -d2logZ/dmu2).  Element-wise; ``lo``/``hi`` the
-    label's thresholds (-inf / +inf at the ends)."""
-    mu, var, lo, hi, sigma = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (mu, var, lo, hi, sigma)))
-    s, z0, z1, logz, r0, r1, zr0, zr1 = _probit_terms(mu, var, lo, hi, sigma)
-    alpha = (r0 - r1) / s
-    nu = alpha * alpha - (zr0 - zr1) / (s * s)
-    # far in one tail (the latent mean beyond one threshold by > 30 s, the other threshold a
-    # further s away) the difference above cancels: use the Mills-ratio series there,
-    # lambda = N(t)/Phi(-t) = t + delta, delta = 1/t - 2/t^3 + 10/t^5 - 74/t^7
-    far_hi = (z1 < -30) & (z1 - z0 > 1)   # mean far above the upper threshold
-    far_lo = (z0 > 30) & (z1 - z0 > 1)    # mean far below the lower threshold
-    far = far_hi | far_lo
-    if np.any(far):
-        t = np.where(far_hi, -z1, np.where(far_lo, z0, 40.0))
-        it = 1.0 / t
-        delta = it * (1 - it * it * (2 - it * it * (10 - 74 * it * it)))
-        lam = t + delta
-        alpha = np.where(far_hi, -lam / s, np.where(far_lo, lam / s, alpha))
-        nu = np.where(far, lam * delta / (s * s), nu)
-    nu = np.clip(nu, 1e-300, 1.0 / (s * s))
-    return logz, alpha, nu
-
-
-def ordinal_log_lik_grad(mu, var, lo, hi, sigma):
-    """sum log Z and its gradient with respect to (lo, hi, sigma), element-wise pieces:
-    returns (logZ, dlogZ/dlo, dlogZ/dhi, dlogZ/dsigma)."""
-    s, z0, z1, logz, r0, r1, zr0, zr1 = _probit_terms(mu, var, lo, hi, sigma)
-    return logz, -r0 / s, r1 / s, -(sigma / (s * s)) * (zr1 - zr0)
-
-
-# -------------------------------------------------------------------------------------
-# thresholds: b_1 and log gaps, so that the order is kept by construction
-# -------------------------------------------------------------------------------------
-def thresholds_from(params: np.ndarray) -> np.ndarray:
-    """(b_1, log(b_2 - b_1), ..., log(b_{r-1} - b_{r-2})) -> (-inf, b_1, ..., b_{r-1}, +inf)."""
-    b = np.cumsum(np.r_[params[0], np.exp(params[1:])])
-    return np.r_[-np.inf, b, np.inf]
-
-
-def initial_thresholds(labels: np.ndarray, n_ranks: int, sigma: float, prior_var: float = 1.0) -> np.ndarray:
-    """Thresholds at the normal quantiles of the user's cumulative label frequencies (with
-    one pseudo-count per rank), scaled by the marginal spread sqrt(prior_var + sigma^2)."""
-    counts = np.bincount(np.asarray(labels, dtype=np.int64) - 1, minlength=n_ranks)[:n_ranks] + 1.0
-    cum = np.cumsum(counts)[:-1] / counts.sum()
-    from scipy.special import ndtri
-
-    return ndtri(cum) * np.sqrt(prior_var + sigma * sigma)
-
-
-def uniform_thresholds(labels: np.ndarray, n_ranks: int, sigma: float, prior_var: float = 1.0) -> np.ndarray:
-    """Thresholds equally spaced on [-1, 1], scaled by sqrt(prior_var + sigma^2) (the labels
-    are not used: the alternative to :func:`initial_thresholds`)."""
-    return np.linspace(-1.0, 1.0, n_ranks - 1) * np.sqrt(prior_var + sigma * sigma)
-
-
-def _pack(b_inner: np.ndarray, sigma: float) -> np.ndarray:
-    gaps = np.maximum(np.diff(b_inner), 1e-6)
-    return np.r_[b_inner[0], np.log(gaps), np.log(sigma)]
-
-
-# -------------------------------------------------------------------------------------
-# the posterior given Gaussian sites on the labelled items
-# -------------------------------------------------------------------------------------
-class SitePosterior:
-    """Posterior pieces of one user (J: labelled items, K = Sigma[J, J], h_J the prior mean).
-
-    ``a``: (I + T K)^-1 (nu - T h_J), so that f_hat = h + Sigma[:, J] a; ``post_mean``,
-    ``post_var``: the posterior on J; ``log_det_B``: log |I + T^1/2 K T^1/2|; ``quad``:
-    nu'^T Sigma_post nu' with nu' = nu - T h_J; ``W``: (K + T^-1)^-1 = T^1/2 B^-1 T^1/2, an
-    O(n^3) solve computed when first read (from the Cholesky factor of B) -- the M-step and
-    the predictions read it, EP's evidence and a rejected step of the threshold search do
-    not."""
-
-    __slots__ = ("a", "post_mean", "post_var", "log_det_B", "quad", "_W", "_chol")
-
-    def __init__(self, a, W, post_mean, post_var, log_det_B, quad, chol=None):
-        self.a, self.post_mean, self.post_var, self.log_det_B, self.quad = a, post_mean, post_var, log_det_B, quad
-        self._W, self._chol = W, chol  # W given, or (T^1/2, L) to compute it from
-
-    @property
-    def W(self) -> np.ndarray:
-        if self._W is None:
-            st, L = self._chol
-            Binv = linalg.cho_solve((L, True), np.eye(st.size), check_finite=False)
-            self._W = st[:, None] * Binv * st[None, :]
-            self._chol = None
-        return self._W
-
-
-def _factor(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
-    """T^1/2, the Cholesky factor L of B = I + T^1/2 K T^1/2, V = L^-1 T^1/2 K and
-    nu' = nu - T h: what every posterior quantity below is computed from."""
-    st = np.sqrt(np.maximum(tau, 0.0))
-    stK = st[:, None] * K
-    B = stK * st[None, :]
-    B[np.diag_indices_from(B)] += 1.0
-    L = chol(B)
-    V = linalg.solve_triangular(L, stK, lower=True, check_finite=False)
-    return st, L, V, nu - tau * h
-
-
-def site_posterior(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray, factor=None) -> SitePosterior:
-    """``factor``: :func:`_factor` of the same arguments when already computed (EP's last
-    sweep), else computed here."""
-    n = tau.size
-    if n == 0:
-        z = np.zeros(0)
-        return SitePosterior(z, np.zeros((0, 0)), z, z, 0.0, 0.0)
-    st, L, V, nup = _factor(K, h, tau, nu) if factor is None else factor
-    Knup = K @ nup
-    a = nup - st * linalg.cho_solve((L, True), st * Knup, check_finite=False)
-    post_mean = h + K @ a
-    post_var = np.diag(K) - np.sum(V * V, axis=0)
-    Vn = V @ nup
-    quad = float(nup @ Knup - Vn @ Vn)
-    return SitePosterior(a, None, post_mean, np.maximum(post_var, 1e-300), float(2 * np.sum(np.log(np.diag(L)))), quad,
-                         chol=(st, L))
-
-
-# -------------------------------------------------------------------------------------
-# expectation propagation for one user's ordinal likelihood (parallel updates, damped)
-# -------------------------------------------------------------------------------------
-@dataclass
-class EPResult:
-    tau: np.ndarray
-    nu: np.ndarray
-    post: SitePosterior
-    cav_mean: np.ndarray
-    cav_var: np.ndarray
-    log_z: float           # EP approximation of log P(y | theta, prior)
-    sweeps: int
-    converged: bool
-
-
-def _marginals(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
-    """Posterior means and variances on J only (what an EP sweep needs), and the factor they
-    came from (:func:`site_posterior` reuses it when the sites did not move since)."""
-    factor = _factor(K, h, tau, nu)
-    _, _, V, nup = factor
-    mean = h + K @ nup - V.T @ (V @ nup)
-    var = np.diag(K) - np.einsum("ij,ij->j", V, V)
-    return mean, np.maximum(var, 1e-300), factor
-
-
-def cavity(post: SitePosterior, tau: np.ndarray, nu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    cv = 1.0 / np.maximum(1.0 / post.post_var - tau, 1e-300)
-    cm = cv * (post.post_mean / post.post_var - nu)
-    return cm, cv
-
-
-def ep_log_z(post: SitePosterior, tau, nu, h, cav_mean, cav_var, log_zhat) -> float:
-    """log Z_EP: sum_k [log Zhat_k + 1/2 log(1 + v_k tau_k) - 1/2 (v_k nu_k^2 + 2 nu_k m_k -
-    tau_k m_k^2) / (1 + v_k tau_k)] - 1/2 h^T T h + nu^T h - 1/2 log|B| + 1/2 nu'^T Sigma_post nu'
-    (cavity means m_k and variances v_k; no division by a site precision, so sites with
-    tau -> 0 are harmless)."""
-    one = 1.0 + cav_var * tau
-    site = log_zhat + 0.5 * np.log(one) - 0.5 * (cav_var * nu * nu + 2 * nu * cav_mean - tau * cav_mean ** 2) / one
-    return float(np.sum(site) - 0.5 * np.sum(tau * h * h) + nu @ h - 0.5 * post.log_det_B + 0.5 * post.quad)
-
-
-def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma: float,
-               tau: np.ndarray | None = None, nu: np.ndarray | None = None, damping: float = 1.0,
-               max_sweeps: int = 200, tol: float = 1e-4) -> EPResult:
-    """EP for the ordinal likelihood on labelled items with prior N(h, K); ``b`` the full
-    thresholds (-inf, b_1, .., b_{r-1}, +inf), ``y`` ranks 1..r.  All sites are updated
-    together from the current marginals (parallel EP), moving ``damping`` of the way to the
-    new values; the damping is halved whenever a sweep's largest change exceeds the previous
-    one (an oscillation).  Warm-started from ``tau``, ``nu`` when given.  Converged when no
-    site parameter moves more than ``tol``."""
-    n = y.size
-    tau = np.zeros(n) if tau is None else tau.copy()
-    nu = np.zeros(n) if nu is None else nu.copy()
-    lo, hi = b[y - 1], b[y]
-    converged = False
-    sweeps = 0
-    last_change = np.inf
-    factor = None  # the factor of the current tau, nu (None once they moved)
-    for sweeps in range(1, max_sweeps + 1):
-        pm, pv, factor = _marginals(K, h, tau, nu)
-        cv = 1.0 / np.maximum(1.0 / pv - tau, 1e-300)
-        cm = cv * (pm / pv - nu)
-        _, alpha, nuh = ordinal_moments(cm, cv, lo, hi, sigma)
-        nuh = np.clip(nuh, 1e-12, (1.0 - 1e-10) / cv)
-        tau_new = nuh / (1.0 - cv * nuh)
-        nu_new = (alpha + cm * nuh) / (1.0 - cv * nuh)
-        dt, dn = tau_new - tau, nu_new - nu
-        change = max(np.max(np.abs(dt), initial=0.0), np.max(np.abs(dn), initial=0.0))
-        if change < tol:
-            converged = True
-            break
-        if change > last_change:
-            damping = max(damping / 2, 0.05)
-        last_change = change
-        tau, nu = tau + damping * dt, nu + damping * dn
-        factor = None
-    # converged: the sites have not moved since the last sweep's factor, which is reused
-    post = site_posterior(K, h, tau, nu, factor if n else None)
-    cm, cv = cavity(post, tau, nu)
-    logzhat, _, _ = ordinal_moments(cm, cv, lo, hi, sigma)
-    return EPResult(tau, nu, post, cm, cv, ep_log_z(post, tau, nu, h, cm, cv, logzhat), sweeps, converged)
-
-
-def ordinal_objective(P: np.ndarray, owner: np.ndarray, y: np.ndarray, cm: np.ndarray, cv: np.ndarray
-                      ) -> tuple[float, np.ndarray]:
-    """-sum_k log Zhat_k over the sites of every user (row u of ``P``: b_1, log gaps, log sigma;
-    ``owner[k]``: site k's user, ``y`` its label, ``cm``/``cv`` its cavity) and the gradient
-    with respect to ``P`` (flattened).  At an EP fixed point this is minus the gradient of
-    the EP log evidence in the likelihood parameters (the cavities' own dependence cancels)."""
-    n_users, n_par = P.shape
-    r_minus_1 = n_par - 1
-    gaps = np.exp(P[:, 1:r_minus_1])
-    inner = np.cumsum(np.c_[P[:, :1], gaps], axis=1)  # b_1..b_{r-1} per user
-    B = np.c_[np.full(n_users, -np.inf), inner, np.full(n_users, np.inf)]
-    sig = np.exp(P[:, -1])
-    lo, hi = B[owner, y - 1], B[owner, y]
-    lz, dlo, dhi, dsig = ordinal_log_lik_grad(cm, cv, lo, hi, sig[owner])
-    # d/db_k, k = 1..r-1 (column k of B); the sites whose hi or lo is b_k
-    gb = np.zeros((n_users, r_minus_1 + 2))
-    np.add.at(gb, (owner, y), dhi)
-    np.add.at(gb, (owner, y - 1), dlo)
-    gb = gb[:, 1:-1]
-    # b_k = b_1 + sum_{i<k} exp(g_i): d/db_1 = sum_k d/db_k; d/dg_i = exp(g_i) sum_{k>i} d/db_k
-    tail = np.cumsum(gb[:, ::-1], axis=1)[:, ::-1]
-    grad = np.zeros_like(P)
-    grad[:, 0] = tail[:, 0]
-    grad[:, 1:r_minus_1] = gaps * tail[:, 1:]
-    gs = np.zeros(n_users)
-    np.add.at(gs, owner, dsig)
-    grad[:, -1] = gs * sig
-    return -float(np.sum(lz)), -grad.ravel()
-
-
-def fit_ordinal_params(groups: list[tuple[np.ndarray, np.ndarray, np.ndarray]], params: np.ndarray,
-                       max_iter: int = 50) -> np.ndarray:
-    """For each user (row of ``params``: b_1, log gaps, log sigma), maximise sum_k log Zhat_k
-    over its sites with the cavities held fixed -- the gradient of the EP evidence with respect
-    to the likelihood parameters at the EP fixed point (Chu & Ghahramani 2005, Sec. 3).
-    ``groups[j] = (labels, cavity means, cavity variances)``.  All users in one bounded L-BFGS
-    problem (their objectives are separable)."""
-    n_users, n_par = params.shape
-    sizes = np.array([g[0].size for g in groups])
-    owner = np.repeat(np.arange(n_users), sizes)
-    y = np.concatenate([g[0] for g in groups]).astype(np.int64) if sizes.sum() else np.zeros(0, np.int64)
-    cm = np.concatenate([g[1] for g in groups]) if sizes.sum() else np.zeros(0)
-    cv = np.concatenate([g[2] for g in groups]) if sizes.sum() else np.zeros(0)
-    r_minus_1 = n_par - 1
-
-    def f(flat):
-        return ordinal_objective(flat.reshape(n_users, n_par), owner, y, cm, cv)
-
-    bounds = ([(-10.0, 10.0)] + [(np.log(1e-3), np.log(20.0))] * (r_minus_1 - 1)
-              + [(np.log(1e-3), np.log(10.0))]) * n_users
-    x0 = np.clip(params.ravel(), [lo for lo, _ in bounds], [hi for _, hi in bounds])
-    res = optimize.minimize(f, x0, jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": max_iter})
-    return res.x.reshape(n_users, n_par)
 
 
 # -------------------------------------------------------------------------------------
@@ -465,6 +143,9 @@ class FitResult:
     thresholds: np.ndarray | None = None
     ep_sweeps: list[int] = field(default_factory=list)
     ep_unconverged: int = 0
+    #: likelihood-parameter searches run, and how many stopped at ``param_fit_iters``
+    param_fits: int = 0
+    param_fits_capped: int = 0
 
 
 class GPModel(Estimator):
@@ -487,7 +168,10 @@ class GPModel(Estimator):
     proposed parameters and the step halved (at most 4 times) until the EP evidence does not
     fall, and the M-step uses the posterior of the step taken -- or ``unchecked``: taken as
     proposed, the M-steps (likelihood parameters and h, Sigma) both from the E-step's posterior,
-    as a textbook EM (no EP re-runs: about half the EP runs of a fit).
+    as a textbook EM (no EP re-runs: about half the EP runs of a fit); ``param_fit_iters`` (GPOR):
+    the L-BFGS iterations of each search for the cavity-fixed optimum of the thresholds and sigma
+    (one search over all users per EM iteration; :class:`FitResult` counts those that stopped at
+    the cap).
 
     GPR labels are centred by the user's mean training label c_j (added back to predict):
     with a zero-mean prior of unit variance, raw 1..5 labels would be shrunk towards 0.
@@ -502,17 +186,17 @@ class GPModel(Estimator):
         "sigma0": Range(float, 0.0, None, left_open=True), "tol": Range(float, 0.0, None),
         "n_ranks": Range(int, 2, None), "hyper": Range(float, 0.0, None),
         "threshold_init": OneOf(("quantile", "uniform")), "ordinal_predict": OneOf(("mode", "median")),
-        "likelihood_step": OneOf(("checked", "unchecked")),
+        "likelihood_step": OneOf(("checked", "unchecked")), "param_fit_iters": Range(int, 1, None),
     }
 
     def __init__(self, *, likelihood: str = "gaussian", collaborative: bool = False, n_items: int = 100,
                  sigma0: float = 0.1, em_iters: int = 20, tol: float = 1e-5, n_ranks: int = 5,
                  hyper: float = 0.0, threshold_init: str = "quantile", ordinal_predict: str = "mode",
-                 likelihood_step: str = "checked"):
+                 likelihood_step: str = "checked", param_fit_iters: int = 50):
         self.likelihood, self.collaborative, self.n_items = likelihood, collaborative, n_items
         self.sigma0, self.em_iters, self.tol, self.n_ranks = sigma0, em_iters, tol, n_ranks
         self.hyper, self.threshold_init, self.ordinal_predict = hyper, threshold_init, ordinal_predict
-        self.likelihood_step = likelihood_step
+        self.likelihood_step, self.param_fit_iters = likelihood_step, param_fit_iters
 
     # -- scikit-learn's face --------------------------------------------------------------
     def fit(self, X, y) -> "GPModel":
@@ -629,7 +313,10 @@ class GPModel(Estimator):
             if (len(res.objective) > 1 and abs(obj - res.objective[-2]) <= self.tol * abs(obj)) \
                     or it == self.em_iters - 1:
                 break
-            proposal = fit_ordinal_params([(lab, e.cav_mean, e.cav_var) for lab, e in zip(labels, eps)], params)
+            proposal, capped = fit_ordinal_params([(lab, e.cav_mean, e.cav_var) for lab, e in zip(labels, eps)],
+                                                  params, self.param_fit_iters)
+            res.param_fits += 1
+            res.param_fits_capped += int(capped)
             if self.likelihood_step == "unchecked":
                 params = proposal
             for u in range(n_users if self.likelihood_step == "checked" else 0):
@@ -663,18 +350,6 @@ class GPModel(Estimator):
 
 
 GP = {GPModel.name: GPModel}
-
-
-def predict_ordinal(mean: np.ndarray, var: np.ndarray, b: np.ndarray, sigma: float, rule: str = "mode") -> np.ndarray:
-    """The most probable rank (``rule="mode"``) under P(y = k) = Phi((b_k - f)/s) -
-    Phi((b_{k-1} - f)/s), s = sqrt(sigma^2 + var), or its median (``"median"``: the smallest k
-    with P(y <= k) >= 1/2, i.e. b_k >= mean; the rank minimising the expected absolute error)."""
-    r = b.size - 1
-    if rule == "median":
-        return 1 + np.sum(b[1:-1][None, :] < np.asarray(mean)[:, None], axis=1)
-    logp = np.stack([log_phi_diff((b[k - 1] - mean) / np.sqrt(sigma ** 2 + var),
-                                  (b[k] - mean) / np.sqrt(sigma ** 2 + var)) for k in range(1, r + 1)], axis=1)
-    return np.argmax(logp, axis=1) + 1
 
 
 def _gauss_evidence(post: SitePosterior, t: np.ndarray, h: np.ndarray, sigma2: float) -> float:

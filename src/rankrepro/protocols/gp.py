@@ -35,7 +35,9 @@ class GPSpec(Spec):
     max_steps: int | None = None
 
 
-def gp_trial(spec: GPSpec) -> list[tuple[str, int | None, float]]:
+def gp_fit(spec: GPSpec):
+    """One trial's fit: the model's :class:`~rankrepro.algorithms.gp.FitResult`, the ranks Y
+    (users x items), the test items and the seconds the fit and prediction took."""
     data = BUILDERS[spec.builder](data_path=spec.data_path, **spec.builder_params)
     params = dict(spec.params)
     if spec.max_steps is not None:
@@ -49,7 +51,11 @@ def gp_trial(spec: GPSpec) -> list[tuple[str, int | None, float]]:
     train, test = np.sort(perm[:model.n_items]), np.sort(perm[model.n_items:])
     t0 = time.perf_counter()
     fit = model.fit_predict_kernel(data.K, Y, train, test)
-    seconds = time.perf_counter() - t0
+    return fit, Y, test, time.perf_counter() - t0
+
+
+def gp_trial(spec: GPSpec) -> list[tuple[str, int | None, float]]:
+    fit, Y, test, seconds = gp_fit(spec)
     mae, zo = [], []
     for u, pred in enumerate(fit.pred):
         truth = Y[u, test]

@@ -1,0 +1,78 @@
+"""How often the GPOR models' search for the thresholds and sigma stops at its L-BFGS iteration cap
+(Yu, Yu & Tresp 2006 Tables 1-2; ``GPModel.param_fit_iters``, 50 in the main cells).
+
+Each EM iteration of GPOR / CGPOR takes the thresholds and sigma of every user towards the
+cavity-fixed optimum of the EP evidence in one bounded L-BFGS problem; this script re-runs the
+main GPOR and CGPOR cells of the committed experiment, every draw (the same specs and seeds as the
+pipeline's, so the fits are the committed cells' fits), and counts the searches that stopped at
+the cap rather than at L-BFGS's own convergence test.  The effect of the cap on the errors is
+the sensitivity choice ``likelihood_fit`` of the experiment (its ``converged`` cells).
+
+    python scripts/gp_fit_cap.py [--out results/yu2006/tables/fit_cap.json] [--jobs 2]
+
+The record names each cell's fingerprint: when the code or the config changes, the fingerprints
+no longer match the committed cells' and the record is stale (tests/test_gp_fit_cap.py checks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from joblib import Parallel, delayed
+
+ARTEFACT = "yu2006/tables"
+OUT = Path("results/yu2006/tables/fit_cap.json")
+
+
+def _count(exp_name: str, cell_id: str, trial: int, data_path: str) -> tuple[int, int, int]:
+    from threadpoolctl import threadpool_limits
+
+    from rankrepro.pipeline.catalog import load_experiment
+    from rankrepro.pipeline.runner import trial_spec
+    from rankrepro.protocols.gp import gp_fit
+
+    exp = load_experiment(exp_name)
+    with threadpool_limits(limits=1, user_api="blas"):
+        fit = gp_fit(trial_spec(exp, exp.cell(cell_id), trial, data_path))[0]
+    return trial, fit.param_fits, fit.param_fits_capped
+
+
+def fit_cap_record(exp_name: str = ARTEFACT, jobs: int = 1, cells: list[str] | None = None) -> dict:
+    from rankrepro.pipeline.catalog import load_experiment
+    from rankrepro.pipeline.cells import cell_fingerprint
+    from rankrepro.pipeline.runner import default_data_path
+
+    exp = load_experiment(exp_name)
+    data_path = default_data_path(exp)
+    # the main cells with the ordinal likelihood (GPOR, CGPOR)
+    chosen = ([c for c in exp.cells if c.params.get("likelihood") == "ordinal"] if cells is None
+              else [exp.cell(c) for c in cells])
+    out = {"about": __doc__.split("\n\n")[0].replace("\n", " "),
+           "command": "python scripts/gp_fit_cap.py", "artefact": exp_name, "cells": {}}
+    for cell in chosen:
+        counts = Parallel(n_jobs=jobs)(delayed(_count)(exp_name, cell.id, t, data_path) for t in range(exp.n_trials))
+        fits = sum(n for _, n, _ in counts)
+        capped = sum(k for _, _, k in counts)
+        out["cells"][cell.id] = {
+            "fingerprint": cell_fingerprint(exp, cell),
+            "param_fit_iters": int(cell.params.get("param_fit_iters", 50)),
+            "searches": fits, "capped": capped, "capped_share": capped / fits if fits else 0.0,
+            "per_draw": [{"trial": t, "searches": n, "capped": k} for t, n, k in sorted(counts)]}
+        print(f"{cell.id}: {capped} of {fits} searches stopped at the cap", flush=True)
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--jobs", type=int, default=1)
+    args = ap.parse_args(argv)
+    record = fit_cap_record(jobs=args.jobs)
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
