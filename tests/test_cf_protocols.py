@@ -44,6 +44,15 @@ def test_cf_judges_split_sizes_and_distinct_pairs(tmp_path):
     a = cf_judges(30, 15, np.random.default_rng(7), data_path=path)
     b = cf_judges(30, 15, np.random.default_rng(7), data_path=path)
     np.testing.assert_array_equal(a.X_train, b.X_train)  # a trial depends only on its seed
+    # drawn apart: the test pairs are drawn from all pairs on their own, so 40 + 30 examples fit
+    # 45 pairs; the training set is the held-out reading's, the test set differs
+    held = cf_judges(40, 5, np.random.default_rng(3), data_path=path)
+    apart = cf_judges(40, 30, np.random.default_rng(3), data_path=path, test_pairs="drawn_apart")
+    np.testing.assert_array_equal(held.X_train, apart.X_train)
+    np.testing.assert_array_equal(held.y_train, apart.y_train)
+    assert apart.X_test.shape == (30, 3)
+    with pytest.raises(ValueError, match="test_pairs must be one of"):
+        cf_judges(4, 4, np.random.default_rng(3), data_path=path, test_pairs="overlap")
 
 
 def ratings_file(tmp_path):

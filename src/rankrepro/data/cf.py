@@ -84,16 +84,30 @@ def normalise_rows(X: np.ndarray, instance_norm: str) -> np.ndarray:
     return np.divide(X, n, out=np.zeros_like(X), where=n > 0)
 
 
+TEST_PAIRS = ("held_out", "drawn_apart")
+
+
 def cf_judges(n_train: int, n_test: int, rng: np.random.Generator, *, data_path: str,
-              min_judged: int = 2, instance_values: str = "rank", constant_feature: bool = False) -> Split:
+              min_judged: int = 2, instance_values: str = "rank", constant_feature: bool = False,
+              test_pairs: str = "held_out") -> Split:
+    """``test_pairs``: ``held_out`` -- training and test examples are n_train + n_test different
+    pairs; ``drawn_apart`` -- the training pairs are different from each other, and so are the
+    test pairs, each set drawn from all pairs on its own (a test pair may also be a training
+    pair, with its own target judge drawn); the training set is the same under both."""
+    if test_pairs not in TEST_PAIRS:
+        raise ValueError(f"test_pairs must be one of {TEST_PAIRS}, got {test_pairs!r}")
     d = load_cached(data_path)
     scores = d["scores"]
     judged = (scores >= 0).sum(axis=1)
     ok = np.flatnonzero(judged >= min_judged)
-    if n_train + n_test > ok.size:
+    if (n_train + n_test if test_pairs == "held_out" else max(n_train, n_test)) > ok.size:
         raise ValueError(f"cf_judges: {n_train} + {n_test} examples requested, only {ok.size} pairs have "
                          f">= {min_judged} judgments")
     pairs = rng.permutation(ok)[: n_train + n_test]  # a different pair each round
+    if test_pairs == "drawn_apart":
+        # the test pairs from a child stream: the training pairs and every target judge are
+        # drawn as under held_out (common random numbers: only the test pairs differ)
+        pairs = np.concatenate([pairs[:n_train], rng.spawn(1)[0].permutation(ok)[:n_test]])
     judges = draw_judges(scores[pairs] >= 0, rng)
     X, y = judge_instances(scores, pairs, judges, instance_values)
     X = with_constant(X, constant_feature)

@@ -130,8 +130,12 @@ def _validate_dataset(name: str, cfg: DictConfig) -> None:
         if cap is not None:
             require(name, "experiment.n_train", e.n_train <= cap,
                     f"{e.n_train} training examples exceed what the data give ({why})")
-            require(name, "experiment.n_test", e.n_train + e.n_test <= cap,
-                    f"n_train + n_test = {e.n_train + e.n_test} exceeds what the data give ({why})")
+            if params.get("test_pairs") == "drawn_apart":  # cf_judges: the test set is drawn on its own
+                require(name, "experiment.n_test", e.n_test <= cap,
+                        f"{e.n_test} test examples exceed what the data give ({why})")
+            else:
+                require(name, "experiment.n_test", e.n_train + e.n_test <= cap,
+                        f"n_train + n_test = {e.n_train + e.n_test} exceeds what the data give ({why})")
     get = lambda k: _builder_param(d.builder, params, k)  # noqa: E731 - the value the builder will use
     if d.builder == "synthetic_hgo":
         sd = get("noise_sd")
