@@ -5,7 +5,8 @@ Each EM iteration of GPOR / CGPOR takes the thresholds and sigma of every user t
 cavity-fixed optimum of the EP evidence in one bounded L-BFGS problem; this script re-runs the
 main GPOR and CGPOR cells of the committed experiment, every draw (the same specs and seeds as the
 pipeline's, so the fits are the committed cells' fits), and counts the searches that stopped at
-the cap rather than at L-BFGS's own convergence test.  The effect of the cap on the errors is
+the cap rather than at L-BFGS's own convergence test, and records the fitted noise sigma (median and
+quartiles over users and draws).  The effect of the cap on the errors is
 the sensitivity choice ``likelihood_fit`` of the experiment (its ``converged`` cells).
 
     python scripts/gp_fit_cap.py [--out results/yu2006/tables/fit_cap.json] [--jobs 2]
@@ -20,13 +21,14 @@ import argparse
 import json
 from pathlib import Path
 
+import numpy as np
 from joblib import Parallel, delayed
 
 ARTEFACT = "yu2006/tables"
 OUT = Path("results/yu2006/tables/fit_cap.json")
 
 
-def _count(exp_name: str, cell_id: str, trial: int, data_path: str) -> tuple[int, int, int]:
+def _count(exp_name: str, cell_id: str, trial: int, data_path: str) -> tuple[int, int, int, list[float]]:
     from threadpoolctl import threadpool_limits
 
     from rankrepro.pipeline.catalog import load_experiment
@@ -36,7 +38,7 @@ def _count(exp_name: str, cell_id: str, trial: int, data_path: str) -> tuple[int
     exp = load_experiment(exp_name)
     with threadpool_limits(limits=1, user_api="blas"):
         fit = gp_fit(trial_spec(exp, exp.cell(cell_id), trial, data_path))[0]
-    return trial, fit.param_fits, fit.param_fits_capped
+    return trial, fit.param_fits, fit.param_fits_capped, [float(x) for x in fit.sigma]
 
 
 def fit_cap_record(exp_name: str = ARTEFACT, jobs: int = 1, cells: list[str] | None = None) -> dict:
@@ -53,13 +55,17 @@ def fit_cap_record(exp_name: str = ARTEFACT, jobs: int = 1, cells: list[str] | N
            "command": "python scripts/gp_fit_cap.py", "artefact": exp_name, "cells": {}}
     for cell in chosen:
         counts = Parallel(n_jobs=jobs)(delayed(_count)(exp_name, cell.id, t, data_path) for t in range(exp.n_trials))
-        fits = sum(n for _, n, _ in counts)
-        capped = sum(k for _, _, k in counts)
+        fits = sum(c[1] for c in counts)
+        capped = sum(c[2] for c in counts)
+        sigmas = np.concatenate([c[3] for c in counts])
         out["cells"][cell.id] = {
             "fingerprint": cell_fingerprint(exp, cell),
             "param_fit_iters": int(cell.params.get("param_fit_iters", 50)),
             "searches": fits, "capped": capped, "capped_share": capped / fits if fits else 0.0,
-            "per_draw": [{"trial": t, "searches": n, "capped": k} for t, n, k in sorted(counts)]}
+            # the fitted noise sigma of every user and draw: its median and quartiles
+            "sigma_median": float(np.median(sigmas)),
+            "sigma_quartiles": [float(x) for x in np.percentile(sigmas, [25, 75])],
+            "per_draw": [{"trial": t, "searches": n, "capped": k} for t, n, k, _ in sorted(counts)]}
         print(f"{cell.id}: {capped} of {fits} searches stopped at the cap", flush=True)
     return out
 

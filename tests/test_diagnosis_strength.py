@@ -95,3 +95,30 @@ def test_a_diagnosis_quotes_numbers_generated_from_its_run():
     rec["claims"][0]["diagnosis"]["text"] = '{{ v("ghost", "m") }}'
     with pytest.raises(ValueError, match="x/y: the diagnosis of claim c1: .*ghost"):
         render_numbers(rec, summary, "x/y")
+
+
+def test_a_diagnosis_quotes_an_evidence_record_under_results(tmp_path, monkeypatch):
+    """ev(path, *keys) reads a value of a JSON record under results/ (a script's evidence), and
+    nothing else: a path outside results/, a missing record or key is an error naming it."""
+    import json
+
+    import pandas as pd
+    import pytest
+
+    from rankrepro.report.diagnosis import render_numbers
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "cap.json").write_text(json.dumps({"cells": {"A": {"share": 0.4321}}}))
+    (tmp_path / "secret.json").write_text("{}")
+    summary = pd.DataFrame({"cell": ["A"], "metric": ["m"], "round": [None], "mean": [0.6]})
+    rec = record({"A": {"a": 0.6, "b": 0.51}})
+    rec["table"][0]["diagnosis"]["text"] = '{{ ev("results/cap.json", "cells", "A", "share") | fmt(".0%") }} capped'
+    render_numbers(rec, summary, "x/y")
+    assert rec["table"][0]["diagnosis"]["text"] == "43% capped"
+    for bad, why in (('ev("secret.json")', "under results/"), ('ev("results/../secret.json")', "under results/"),
+                     ('ev("results/none.json")', "no evidence record"),
+                     ('ev("results/cap.json", "cells", "B")', "has no cells/B")):
+        rec["claims"][0]["diagnosis"]["text"] = "{{ " + bad + " }}"
+        with pytest.raises(ValueError, match=why):
+            render_numbers(rec, summary, "x/y")

@@ -117,7 +117,8 @@ def add_strengths(record: dict) -> None:
 def _number_functions(record: dict, summary) -> dict:
     """What a diagnosis text may quote: ``v(cell, metric)`` the cell's final mean in this run,
     ``sv(choice, value, cell, metric)`` the same under one value of an open choice (a published
-    cell or the headline metric: the sensitivity section's numbers)."""
+    cell or the headline metric: the sensitivity section's numbers), ``ev(path, *keys)`` a
+    value of an evidence record under results/."""
 
     def v(cell: str, metric: str) -> float:
         s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
@@ -137,7 +138,27 @@ def _number_functions(record: dict, summary) -> dict:
             raise KeyError(f"choice {choice}={value}: no headline value of cell '{cell}', metric '{metric}'")
         return float(h["mean"])
 
-    return {"v": v, "sv": sv}
+    def ev(path: str, *keys):
+        """A number from an evidence record the repository keeps (a JSON file under results/,
+        written by a script the diagnosis's evidence names), e.g.
+        ``ev("results/yu2006/tables/fit_cap.json", "cells", "gpor-n_items400", "sigma_median")``."""
+        import json
+        from pathlib import Path
+
+        p = Path(path)
+        if p.is_absolute() or not p.parts or p.parts[0] != "results" or ".." in p.parts or p.suffix != ".json":
+            raise KeyError(f"ev() reads JSON records under results/, not {path!r}")
+        if not p.is_file():
+            raise KeyError(f"no evidence record {path} (its script writes it)")
+        x = json.loads(p.read_text())
+        for k in keys:
+            try:
+                x = x[k]
+            except (KeyError, IndexError, TypeError):
+                raise KeyError(f"{path} has no {'/'.join(map(str, keys))}") from None
+        return x
+
+    return {"v": v, "sv": sv, "ev": ev}
 
 
 def render_numbers(record: dict, summary, where: str = "") -> None:
