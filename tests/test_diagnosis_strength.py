@@ -122,3 +122,41 @@ def test_a_diagnosis_quotes_an_evidence_record_under_results(tmp_path, monkeypat
         rec["claims"][0]["diagnosis"]["text"] = "{{ " + bad + " }}"
         with pytest.raises(ValueError, match=why):
             render_numbers(rec, summary, "x/y")
+
+
+def test_a_diagnosis_quotes_per_trial_values_and_paired_tests_from_its_trials():
+    """per / pdiff / p_greater read the run's own trials: a curve at a named round or its last,
+    a per-query metric paired on (trial, query); the p-value is scipy's paired t-test."""
+    import pandas as pd
+    from scipy import stats
+
+    from rankrepro.report.diagnosis import render_numbers
+
+    a, b = [0.50, 0.61, 0.42, 0.55], [0.40, 0.52, 0.44, 0.41]
+    rows = [("A", "valid_map", t, r, x + r) for t, x in enumerate(a) for r in (1, 2)]
+    rows += [("B", "valid_map", t, r, x + r) for t, x in enumerate(b) for r in (1, 2)]
+    rows += [("A", "query_map", t, q, x * q) for t, x in enumerate(a) for q in (7, 9)]
+    rows += [("B", "query_map", t, q, x * q) for t, x in enumerate(b) for q in (7, 9)]
+    trials = pd.DataFrame(rows, columns=["cell", "metric", "trial", "round", "value"])
+    summary = pd.DataFrame({"cell": ["A"], "metric": ["m"], "round": [None], "mean": [0.6]})
+    rec = record({"A": {"a": 0.6, "b": 0.51}})
+    rec["table"][0]["diagnosis"]["text"] = (
+        '{{ per("A", "valid_map", round=1) | join(",") }} | {{ per("A", "valid_map") | join(",") }} | '
+        '{{ pdiff("A", "B", "valid_map") | fmt(".4f") }} | {{ p_greater("A", "B", "valid_map") | fmt(".6f") }} | '
+        '{{ p_greater("A", "B", "query_map") | fmt(".6f") }}')
+    render_numbers(rec, summary, "x/y", trials)
+    p_trials = stats.ttest_rel(a, b, alternative="greater").pvalue
+    qa = [x * q for x in a for q in (7, 9)]
+    qb = [x * q for x in b for q in (7, 9)]
+    p_queries = stats.ttest_rel(qa, qb, alternative="greater").pvalue
+    want = (f"{','.join(str(x + 1) for x in a)} | {','.join(str(x + 2) for x in a)} | "
+            f"{sum(a) / 4 - sum(b) / 4:.4f} | {p_trials:.6f} | {p_queries:.6f}")
+    assert rec["table"][0]["diagnosis"]["text"] == want
+    curve = pd.DataFrame({"cell": ["A", "A", "A", "B", "B", "B"], "metric": ["valid_map"] * 6,
+                          "round": [1, 2, 3, 1, 2, 3], "mean": [0.3, 0.5, 0.4, 0.35, 0.45, 0.2]})
+    rec["table"][0]["diagnosis"]["text"] = (
+        '{{ peak("A", "valid_map") }} {{ share_above("A", "B", "valid_map") | fmt(".3f") }} '
+        '{{ share_above("A", "B", "valid_map", 2) }} {{ change("A", "valid_map", 1, 2) | map("round", 6) | join(",") }} '
+        '{{ pdiffs("A", "B", "valid_map", 1) | map("round", 2) | join(",") }}')
+    render_numbers(rec, curve, "x/y", trials)
+    assert rec["table"][0]["diagnosis"]["text"] == "(2, 0.5) 0.667 1.0 1.0,1.0,1.0,1.0 0.1,0.09,-0.02,0.14"

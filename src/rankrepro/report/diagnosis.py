@@ -114,17 +114,66 @@ def add_strengths(record: dict) -> None:
             c["diagnosis"] = {**c["diagnosis"], "strength": claim_strength(record, c, c["diagnosis"])}
 
 
-def _number_functions(record: dict, summary) -> dict:
+def _number_functions(record: dict, summary, trials=None) -> dict:
     """What a diagnosis text may quote: ``v(cell, metric)`` the cell's final mean in this run,
     ``sv(choice, value, cell, metric)`` the same under one value of an open choice (a published
     cell or the headline metric: the sensitivity section's numbers), ``ev(path, *keys)`` a
-    value of an evidence record under results/."""
+    value of an evidence record under results/; with the run's trials, ``per(cell, metric)``
+    each trial's value, ``pdiff(a, b, metric)`` the mean paired difference and
+    ``p_greater(a, b, metric)`` the one-sided paired t-test's p-value (per test query for a
+    per-query metric), ``pdiffs`` the paired differences, ``change(cell, metric, r0, r1)`` each
+    trial's change of a curve; ``round=`` picks a curve's round (default: its last); on the
+    mean curves, ``peak(cell, metric)`` its highest round and value and ``share_above(a, b,
+    metric, first)`` the share of rounds at which a is above b."""
 
-    def v(cell: str, metric: str) -> float:
+    def v(cell: str, metric: str, round: int | None = None) -> float:
         s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
+        if round is not None:
+            s = s[s["round"] == round]
         if s.empty:
-            raise KeyError(f"no value of cell '{cell}', metric '{metric}' in this run")
+            raise KeyError(f"no value of cell '{cell}', metric '{metric}'"
+                           f"{'' if round is None else f' at round {round}'} in this run")
         return float(s.sort_values("round").iloc[-1]["mean"]) if s["round"].notna().any() else float(s.iloc[-1]["mean"])
+
+    def _per(cell: str, metric: str, round: int | None = None):
+        """The per-trial values (per test query for a per-query metric), indexed for pairing."""
+        from ..metrics import METRICS
+
+        if trials is None:
+            raise KeyError("per-trial values are not available here")
+        t = trials[(trials["cell"] == cell) & (trials["metric"] == metric)]
+        if t.empty:
+            raise KeyError(f"no trials of cell '{cell}', metric '{metric}' in this run")
+        if METRICS[metric].per_query:
+            return t.set_index(["trial", "round"])["value"].sort_index()
+        if t["round"].notna().any():
+            t = t[t["round"] == round] if round is not None else t.sort_values("round").groupby("trial").tail(1)
+            if t.empty:
+                raise KeyError(f"no trials of cell '{cell}', metric '{metric}' at round {round}")
+        return t.set_index("trial")["value"].sort_index()
+
+    def per(cell: str, metric: str, round: int | None = None) -> list[float]:
+        """Each trial's value (a curve's at ``round``, else its last), in trial order."""
+        return [float(x) for x in _per(cell, metric, round)]
+
+    def _paired(a: str, b: str, metric: str, round: int | None = None):
+        x, y = _per(a, metric, round), _per(b, metric, round)
+        common = x.index.intersection(y.index)
+        if common.empty:
+            raise KeyError(f"cells '{a}' and '{b}' share no trial of '{metric}'")
+        return x.loc[common].to_numpy(float), y.loc[common].to_numpy(float)
+
+    def pdiff(a: str, b: str, metric: str, round: int | None = None) -> float:
+        """The mean paired difference a - b over common trials (test queries for a per-query metric)."""
+        x, y = _paired(a, b, metric, round)
+        return float((x - y).mean())
+
+    def p_greater(a: str, b: str, metric: str, round: int | None = None) -> float:
+        """One-sided paired t-test p-value for 'a higher than b' (stats.paired_t_greater)."""
+        from ..stats import paired_t_greater
+
+        x, y = _paired(a, b, metric, round)
+        return float(paired_t_greater(x, y))
 
     def sv(choice: str, value: str, cell: str, metric: str) -> float:
         sc = _choice(record, choice)
@@ -158,10 +207,40 @@ def _number_functions(record: dict, summary) -> dict:
                 raise KeyError(f"{path} has no {'/'.join(map(str, keys))}") from None
         return x
 
-    return {"v": v, "sv": sv, "ev": ev}
+    def pdiffs(a: str, b: str, metric: str, round: int | None = None) -> list[float]:
+        """The paired differences a - b, trial by trial."""
+        x, y = _paired(a, b, metric, round)
+        return [float(d) for d in x - y]
+
+    def change(cell: str, metric: str, r0: int, r1: int) -> list[float]:
+        """Each trial's change of a curve from round r0 to round r1."""
+        x, y = _per(cell, metric, r0), _per(cell, metric, r1)
+        return [float(d) for d in (y - x.loc[y.index])]
+
+    def _curve(cell: str, metric: str, first: int | None = None):
+        s = summary[(summary["cell"] == cell) & (summary["metric"] == metric) & summary["round"].notna()]
+        if first is not None:
+            s = s[s["round"] >= first]
+        if s.empty:
+            raise KeyError(f"no curve of cell '{cell}', metric '{metric}' in this run")
+        return s.set_index("round")["mean"].sort_index()
+
+    def peak(cell: str, metric: str) -> tuple[int, float]:
+        """The round at which a cell's mean curve is highest, and its value there."""
+        c = _curve(cell, metric)
+        return int(c.idxmax()), float(c.max())
+
+    def share_above(a: str, b: str, metric: str, first: int | None = None) -> float:
+        """The share of the rounds (from ``first`` on) at which a's mean curve is above b's."""
+        x, y = _curve(a, metric, first), _curve(b, metric, first)
+        common = x.index.intersection(y.index)
+        return float((x.loc[common] > y.loc[common]).mean())
+
+    return {"v": v, "sv": sv, "ev": ev, "per": per, "pdiff": pdiff, "pdiffs": pdiffs, "p_greater": p_greater,
+            "change": change, "peak": peak, "share_above": share_above}
 
 
-def render_numbers(record: dict, summary, where: str = "") -> None:
+def render_numbers(record: dict, summary, where: str = "", trials=None) -> None:
     """The numbers a diagnosis text quotes, generated from this run: a text may hold Jinja
     expressions such as ``{{ v("cgpr-n_items400", "mae") | fmt(".3f") }}`` (the report's engine,
     a missing name an error), rendered once when the record is made, so that no quoted number
@@ -170,7 +249,7 @@ def render_numbers(record: dict, summary, where: str = "") -> None:
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
     env.filters["fmt"] = fmt
-    funcs = _number_functions(record, summary)
+    funcs = _number_functions(record, summary, trials)
 
     def render(d: dict | None, key: str) -> dict | None:
         if not d or "{{" not in str(d.get("text", "")):

@@ -39,7 +39,7 @@ class Artefact:
         path = Path(root) / f"{name}.json"
         if not path.is_file():
             raise DocError(f"no record {path}")
-        self.name, self.metric = name, metric
+        self.name, self.metric, self.root = name, metric, Path(root)
         self.record = json.loads(path.read_text())
         self.summary = pd.read_csv(path.with_suffix(".csv"))
 
@@ -145,7 +145,19 @@ def yu_tables(a: Artefact) -> dict:
     models = a.cells("gpr", "cgpr", "gpor", "cgpor")
     return {"mae": [a.v(c) for c in models], "mae_paper": [a.pub(c) for c in models],
             "mae_100": {m: a.v(f"{m}-n_items100") for m in ("gpor", "cgpor")},
-            "zero_one_400": {m: a.v(f"{m}-n_items400", "zero_one") for m in ("gpr", "gpor", "cgpor")}}
+            "zero_one_400": {m: a.v(f"{m}-n_items400", "zero_one") for m in ("gpr", "gpor", "cgpor")},
+            "fit_cap": fit_cap(Path(a.root) / "yu2006" / "tables" / "fit_cap.json")}
+
+
+def fit_cap(path: Path) -> dict:
+    """scripts/gp_fit_cap.py's record: the threshold/sigma searches of the GPOR models and those
+    that stopped at the L-BFGS cap, over all main cells and draws."""
+    if not path.is_file():
+        raise DocError(f"no record {path} (python scripts/gp_fit_cap.py writes it)")
+    cells = json.loads(path.read_text())["cells"].values()
+    searches, capped = sum(c["searches"] for c in cells), sum(c["capped"] for c in cells)
+    return {"searches": searches, "capped": capped, "share": capped / searches if searches else 0.0,
+            "iters": sorted({c["param_fit_iters"] for c in cells})}
 
 
 #: the artefacts the page quotes: name in the template -> (record, the metric of its numbers, its numbers)
