@@ -130,6 +130,8 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
         s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
         if round is not None:
             s = s[s["round"] == round]
+        if s.empty and trials is not None and (trials["cell"] == cell).any():
+            return float(_per(cell, metric, round).mean())  # a sensitivity cell: the mean of its trials
         if s.empty:
             raise KeyError(f"no value of cell '{cell}', metric '{metric}'"
                            f"{'' if round is None else f' at round {round}'} in this run")
