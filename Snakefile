@@ -12,6 +12,7 @@ report: "rules/report/workflow.rst"
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/experiments.smk"
+include: "rules/arena.smk"
 include: "rules/report.smk"
 
 

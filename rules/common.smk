@@ -289,7 +289,8 @@ def data_outputs():
 
 
 def all_outputs():
-    return [*made([out("results/report/index.html")]), *records(), *figures(), *data_outputs()]
+    # arena_outputs: the arena's comparisons (rules/arena.smk)
+    return [*made([out("results/report/index.html")]), *records(), *figures(), *arena_outputs(), *data_outputs()]
 
 
 def remove_stale_temporaries():
@@ -299,3 +300,42 @@ def remove_stale_temporaries():
         if root.is_dir():
             for p in root.rglob(".*.tmp"):
                 p.unlink(missing_ok=True)
+
+
+# ---- the arena (rules/arena.smk): its families and their inputs
+from rankrepro.report.arena import list_arenas, load_arena
+
+
+def _families():
+    """Every family of config/arena/, checked against the catalog; a family none of whose
+    experiments is in the catalog (a workflow copied with some experiments only) is left out."""
+    out = {}
+    for f in list_arenas(CONFIG_DIR):
+        arena = load_arena(f, CONFIG_DIR)
+        if any(n in CATALOG for n in arena.experiments):
+            out[f] = load_arena(f, CONFIG_DIR, list(CATALOG))
+    return out
+
+
+ARENAS = _families()
+
+
+def arena_made_here(family):
+    """A family is compared when every member runs here (none kept for absent data)."""
+    return all(runnable(CATALOG[n]) and n not in KEPT for n in ARENAS[family].experiments)
+
+
+def arena_cells(wildcards):
+    files = []
+    for name in ARENAS[wildcards.family].experiments:
+        exp = CATALOG[name]
+        if BATCH:
+            files.append(out(f"results/{exp.paper}/{exp.artefact}/all_cells.parquet"))
+        else:
+            files += [out(f"results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet") for c in exp.cells]
+    return files
+
+
+def arena_outputs():
+    return made([p for f in ARENAS if arena_made_here(f)
+                 for p in (out(f"results/arena/comparison/{f}.json"), out(f"figures/arena/comparison/cd_{f}.png"))])

@@ -5,6 +5,8 @@ rule report:
     input:
         records=records(),
         figures=figures(),
+        # the arena's comparisons (rules/arena.smk): their records and critical-difference diagrams
+        comparisons=arena_outputs(),
     output:
         report(
             out("results/report/index.html"),

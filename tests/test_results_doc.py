@@ -35,9 +35,12 @@ def test_check_script_agrees(tmp_path):
 
 def test_a_changed_record_changes_the_page(tmp_path):
     out = tmp_path / "results"
-    for p in [*(ROOT / "results").glob("*/*.json"), *(ROOT / "results").glob("*/*.csv")]:
-        (out / p.parent.name).mkdir(parents=True, exist_ok=True)
-        shutil.copy(p, out / p.parent.name / p.name)
+    # the records and summary tables, and the arena's comparisons (results/arena/comparison/)
+    for p in [*(ROOT / "results").glob("*/*.json"), *(ROOT / "results").glob("*/*.csv"),
+              *(ROOT / "results").glob("*/comparison/*.json")]:
+        dest = out / p.relative_to(ROOT / "results")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(p, dest)
     name = "harrington2003/table1"
     rec = json.loads((out / f"{name}.json").read_text())
     assert [c["verdict"] for c in rec["claims"]] == ["inconclusive", "held", "held"]

@@ -22,6 +22,7 @@ examples:
   rankrepro run harrington2003/table1 algorithms.oap_bpm.params.N=50 \\
                 'algorithms.oap_bpm.grid.tau=[0.05,0.3,0.6,0.9]'
   rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2
+  rankrepro arena online                  # the online learners on every data set, compared
   rankrepro data-status --no-probe
   PYTHONPATH=examples/own_learner rankrepro check-learner margin_prank.MarginPRank"""
 
@@ -88,6 +89,20 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("target", metavar="package.module.ClassName")
     c.add_argument("--family", choices=["online", "ranker", "gp", "coactive"], default=None,
                    help="the family whose checks run (default: the family of the class's base)")
+    a = sub.add_parser(
+        "arena", help="run a family's arena experiments and compare the learners over the data sets",
+        description="Run every experiment of an arena family (config/arena/<family>.yaml) with the same overrides,\n"
+                    "then compare the learners over the data sets (Friedman, Nemenyi, Holm; a critical-difference\n"
+                    "diagram): results/arena/comparison/<family>.md under --out, and a report of them all.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  PYTHONPATH=~/mylearners rankrepro arena online +algorithms.mine._target_=my_prank.MarginPRank \\\n"
+               "      +algorithms.mine.label=Mine")
+    a.add_argument("family", help="a file config/arena/<family>.yaml (online, letor)")
+    a.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="config overrides (Hydra syntax) applied to every experiment of the family")
+    a.add_argument("--scale", default="smoke", help="smoke (default) or paper")
+    a.add_argument("--jobs", "-j", type=int, default=1, help="trials run in parallel (default: 1)")
+    a.add_argument("--out", default=None, help="output root (default: runs/cli/<scale>)")
     e = sub.add_parser("experiments", help="list the experiment catalog")
     e.add_argument("--scale", default="paper", help="show the sizes at this scale (default: paper)")
     return ap
@@ -211,10 +226,12 @@ def precheck(name: str, overrides: list[str], scale: str) -> None:
 
 
 def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
-                   out: str | Path | None = None, log=None) -> dict:
+                   out: str | Path | None = None, log=None, report: bool = True, loaded: dict | None = None) -> dict:
     """Run one experiment's cells and write its outputs under ``out`` as the workflow lays
     them out (results/<paper>/<artefact>.{csv,md,json,config.yaml}, its cells, figures/);
-    returns the artefact record."""
+    returns the artefact record.  ``report``: also a report of this artefact alone;
+    ``loaded``: a dict that receives the loaded experiment (key ``exp``) and its cell files
+    (``cells``)."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     precheck(name, overrides, scale)  # before the heavy imports: a mistake here is reported in a second
     from .data.status import data_status
@@ -251,6 +268,8 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
         report = output_path(root, "results", "report", "index.html")
     except OutsideRoot as e:
         raise CliError(f"{name}: {e}") from None
+    if loaded is not None:
+        loaded.update(exp=exp, cells=[str(p) for p in cell_paths])
     write_resolved(exp, res["config.yaml"])
     log(f"{name} [{scale}]: {len(exp.all_cells)} cells" + (f", overrides {' '.join(overrides)}" if overrides else "")
         + f" -> {root}")
@@ -266,6 +285,8 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
 
         build_figure(exp, res["csv"], png, png.with_suffix(".pdf"), res["json"])
         pngs[exp.name] = str(png)
+    if not report:
+        return rec
     from .report.html import build_report
 
     build_report([str(res["json"])], pngs, report, scale)
@@ -280,6 +301,50 @@ def _run(args) -> int:
     print(f"{rec['name']} [{rec['scale']}]: {rec['size']}; published cells consistent "
           f"{sum(t['verdict'] == 'consistent' for t in cmp_)} / {len(cmp_)}, claims held {held} / {len(rec['claims'])}")
     print(f"table  {root / 'results' / rec['paper'] / (rec['artefact'] + '.md')}")
+    print(f"report {root / 'results' / 'report' / 'index.html'}")
+    return 0
+
+
+def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
+              out: str | Path | None = None, log=None) -> dict:
+    """Run every experiment of an arena family with ``overrides`` (e.g. a learner of one's own
+    added to each), then its comparison over the data sets; write them and a report of them all
+    under ``out``.  Returns the comparison's record."""
+    from .config_files import find_config_dir, list_experiments
+    from .report.arena import ArenaError, build_comparison, comparison_paths, load_arena
+    root_cfg = find_config_dir()
+    try:
+        arena = load_arena(family, root_cfg, list_experiments(root_cfg))
+    except ArenaError as e:
+        raise CliError(str(e)) from None
+    root = Path(out) if out is not None else Path("runs") / "cli" / scale
+    recs, exps, cells = [], {}, {}
+    for name in arena.experiments:
+        loaded: dict = {}
+        recs.append(run_experiment(name, overrides, scale, jobs, root, log, report=False, loaded=loaded))
+        exps[name], cells[name] = loaded["exp"], loaded["cells"]
+    paths = comparison_paths(root, family)
+    try:
+        rec = build_comparison(arena, exps, cells, paths["json"], paths["md"], paths["csv"], paths["png"])
+    except ArenaError as e:
+        raise CliError(str(e)) from None
+    from .report.html import build_report
+
+    jsons = [str(root / "results" / r["paper"] / f"{r['artefact']}.json") for r in recs] + [str(paths["json"])]
+    pngs = {f"{r['paper']}/{r['figure_file']}": str(root / "figures" / r["paper"] / f"{r['figure_file']}.png")
+            for r in recs if r.get("figure_file")}
+    build_report(jsons, pngs, root / "results" / "report" / "index.html", scale)
+    return rec
+
+
+def _arena(args) -> int:
+    rec = run_arena(args.family, list(args.overrides), args.scale, args.jobs, args.out)
+    root = Path(args.out) if args.out is not None else Path("runs") / "cli" / args.scale
+    best = rec["learners"][0]
+    f = rec["friedman"]
+    print(f"{rec['name']} [{rec['scale']}]: {f['k']} learners over {f['n']} blocks; best average rank "
+          f"{best['label']} ({best['avg_rank']:.2f}); Friedman p = {f['p_chi2']:.3g}, CD = {rec['nemenyi']['cd']:.2f}")
+    print(f"table  {root / 'results' / 'arena' / 'comparison' / (args.family + '.md')}")
     print(f"report {root / 'results' / 'report' / 'index.html'}")
     return 0
 
@@ -334,6 +399,8 @@ def _dispatch(args) -> int:
         return _run(args)
     if args.cmd == "check-learner":
         return _check_learner(args)
+    if args.cmd == "arena":
+        return _arena(args)
     from .data.fetch import ChecksumError, DataUnavailable, fetch, status_table
 
     if args.cmd == "data-status":

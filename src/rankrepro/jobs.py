@@ -166,6 +166,19 @@ def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, p
     build_figure(exp, summary_csv, png, pdf, record)
 
 
+def job_arena(family: str, scale: str, config_dir: str, cell_paths: list[str], out_json: str, out_md: str,
+              out_csv: str, out_png: str) -> None:
+    """One arena family's comparison (rankrepro.report.arena) from its experiments' cell files
+    (one file per cell, or one per experiment when the cells ran batched)."""
+    from .config_files import list_experiments
+    from .report.arena import build_comparison, load_arena
+
+    arena = load_arena(family, config_dir, list_experiments(config_dir))
+    exps = {name: _load(name, scale, config_dir) for name in arena.experiments}
+    cells = {name: [p for p in cell_paths if f"/{exps[name].paper}/{exps[name].artefact}/" in p] for name in arena.experiments}
+    build_comparison(arena, exps, cells, out_json, out_md, out_csv, out_png)
+
+
 def job_report(json_paths: list[str], png_paths: list[str], scale: str, output: str,
                kept: dict[str, str] | None = None) -> None:
     """``kept``: the artefacts whose reproduced record is kept because their data are absent

@@ -385,3 +385,129 @@ def kendall_tau_b(x, y) -> float:
     if den == 0:
         return float("nan")
     return float(np.sum(sa * sb) / den)
+
+
+# -------------------------------------------------------------------------------------
+# several learners over several data sets (Demsar 2006, JMLR 7:1-30, Sec. 3.2)
+# -------------------------------------------------------------------------------------
+def block_ranks(values, lower_is_better: bool = True) -> np.ndarray:
+    """The rank of each learner (columns) within each block (rows, a data set): 1 for the
+    best, tied values sharing their average rank (Demsar 2006, Sec. 3.2.2)."""
+    x = np.asarray(values, dtype=float)
+    if x.ndim != 2 or np.isnan(x).any():
+        raise ValueError(f"block_ranks needs a blocks x learners table without NaN, got shape {x.shape}")
+    x = x if lower_is_better else -x
+    out = np.empty_like(x)
+    for i, row in enumerate(x):
+        order = np.argsort(row, kind="stable")
+        ranks = np.empty(row.size)
+        ranks[order] = np.arange(1, row.size + 1)
+        for v in np.unique(row):  # ties: the average of the ranks they span
+            tied = row == v
+            ranks[tied] = ranks[tied].mean()
+        out[i] = ranks
+    return out
+
+
+@dataclass(frozen=True)
+class Friedman:
+    """Friedman's test that k learners are equivalent over n blocks, from their average ranks:
+    ``chi2`` (Friedman's statistic, tie-corrected as ``scipy.stats.friedmanchisquare``) with
+    its p-value on k - 1 degrees of freedom, and Iman & Davenport's ``F`` (Demsar's F_F, less
+    conservative) with its p-value on (k - 1, (k - 1)(n - 1))."""
+
+    k: int
+    n: int
+    avg_ranks: tuple[float, ...]
+    chi2: float
+    p_chi2: float
+    F: float
+    p_F: float
+
+
+def friedman_from_ranks(avg_ranks, n: int, tie_correction: float = 1.0) -> Friedman:
+    """Friedman's chi2_F = 12n / (k(k+1)) [sum_j R_j^2 - k(k+1)^2 / 4] (divided by the tie
+    correction) and F_F = (n-1) chi2_F / (n(k-1) - chi2_F) from the average ranks R_j over n
+    blocks (Demsar 2006, Sec. 3.2.2)."""
+    R = np.asarray(avg_ranks, dtype=float)
+    k = R.size
+    if k < 2 or n < 2:
+        raise ValueError(f"Friedman's test needs at least 2 learners and 2 blocks, got k = {k}, n = {n}")
+    chi2 = 12.0 * n / (k * (k + 1)) * (float(np.sum(R ** 2)) - k * (k + 1) ** 2 / 4.0) / tie_correction
+    den = n * (k - 1) - chi2
+    F = (n - 1) * chi2 / den if den > 0 else float("inf")
+    p_F = float(_sp.fdtrc(k - 1, (k - 1) * (n - 1), F)) if np.isfinite(F) else 0.0
+    return Friedman(k, n, tuple(float(r) for r in R), float(chi2), float(_sp.chdtrc(k - 1, chi2)), float(F), p_F)
+
+
+def friedman(values, lower_is_better: bool = True) -> Friedman:
+    """Friedman's test on a blocks x learners table of values (one value per learner and data
+    set), ties within a block corrected for as ``scipy.stats.friedmanchisquare`` does."""
+    ranks = block_ranks(values, lower_is_better)
+    n, k = ranks.shape
+    ties = 0.0
+    for row in ranks:
+        _, counts = np.unique(row, return_counts=True)
+        ties += float(np.sum(counts ** 3 - counts))
+    correction = 1.0 - ties / (n * k * (k * k - 1))
+    return friedman_from_ranks(ranks.mean(axis=0), n, correction if correction > 0 else 1.0)
+
+
+def nemenyi_q(k: int, alpha: float = 0.05) -> float:
+    """Nemenyi's critical value q_alpha for k learners: the studentized range statistic's
+    1 - alpha quantile (infinite degrees of freedom) divided by sqrt(2) (Demsar 2006, Table 5)."""
+    from scipy.stats import studentized_range
+
+    return float(studentized_range.ppf(1.0 - alpha, k, np.inf) / np.sqrt(2.0))
+
+
+def critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
+    """The Nemenyi critical difference CD = q_alpha sqrt(k(k+1) / (6n)): two learners whose
+    average ranks over n blocks differ by at least CD differ significantly."""
+    return nemenyi_q(k, alpha) * float(np.sqrt(k * (k + 1) / (6.0 * n)))
+
+
+@dataclass(frozen=True)
+class RankComparison:
+    """Learners i and j compared by their average ranks: z = (R_i - R_j) / sqrt(k(k+1)/(6n)),
+    its two-sided normal p-value, that p-value Holm-adjusted over all k(k-1)/2 pairs, and
+    whether the difference reaches Nemenyi's critical difference."""
+
+    i: int
+    j: int
+    diff: float
+    z: float
+    p: float
+    p_holm: float
+    nemenyi: bool
+
+
+def pairwise_rank_tests(avg_ranks, n: int, alpha: float = 0.05) -> list[RankComparison]:
+    """Every pair of learners compared by the z statistic of their average ranks (Demsar 2006,
+    Sec. 3.2.2), Holm-corrected over the pairs, and against the Nemenyi critical difference."""
+    R = np.asarray(avg_ranks, dtype=float)
+    k = R.size
+    se = float(np.sqrt(k * (k + 1) / (6.0 * n)))
+    cd = critical_difference(k, n, alpha)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    z = [(R[i] - R[j]) / se for i, j in pairs]
+    p = [float(2.0 * _sp.ndtr(-abs(v))) for v in z]
+    adj = holm(p)
+    return [RankComparison(i, j, float(R[i] - R[j]), float(zv), pv, float(a), bool(abs(R[i] - R[j]) >= cd))
+            for (i, j), zv, pv, a in zip(pairs, z, p, adj)]
+
+
+def cd_groups(avg_ranks, cd: float) -> list[tuple[int, ...]]:
+    """The groups a critical-difference diagram joins with a bar: maximal runs of learners,
+    in order of average rank, whose ranks span less than ``cd`` (no two within a run differ
+    significantly); runs of one learner and runs inside another are left out."""
+    R = np.asarray(avg_ranks, dtype=float)
+    order = [int(i) for i in np.argsort(R, kind="stable")]
+    runs = []
+    for a in range(len(order)):
+        b = a
+        while b + 1 < len(order) and R[order[b + 1]] - R[order[a]] < cd:
+            b += 1
+        if b > a:
+            runs.append(tuple(order[a:b + 1]))
+    return [r for r in runs if not any(set(r) < set(o) for o in runs)]

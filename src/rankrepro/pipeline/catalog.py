@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
@@ -97,12 +98,18 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     _check_experiment_name(name, root)
     check_name(name, "scale", "scale", scale)
     check_yaml_bounds(name, root)
+    overrides, added = _added_algorithms(name, list(overrides))
     try:
-        composed = _compose(root, name, scale, list(overrides))
+        composed = _compose(root, name, scale, overrides)
         OmegaConf.resolve(composed)
         plain = OmegaConf.to_container(composed)
     except Exception as e:  # Hydra wraps the OmegaConf error that names the key
         raise config_error(name, e) from None
+    for key, entry in added.items():
+        require(name, f"algorithms.{key}", key not in plain["algorithms"],
+                f"+algorithms.{key}=...: the experiment already has an algorithm '{key}' (set its keys instead, "
+                f"e.g. algorithms.{key}.params.<name>=<value>)")
+        plain["algorithms"][key] = entry
     try:
         plain = targets_as_estimators(plain)
     except ValueError as e:
@@ -118,6 +125,33 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     exp = validate(name, scale, cfg)
     add_sensitivity(exp)
     return exp
+
+
+_ADD_ALGORITHM = re.compile(r"^\+algorithms\.([A-Za-z0-9_]+)=(.*)$", re.S)
+
+
+def _added_algorithms(name: str, overrides: list[str]) -> tuple[list[str], dict[str, dict]]:
+    """The overrides that add a whole algorithm entry, ``+algorithms.<key>={_target_: pkg.mod.Class,
+    label: Mine}`` (Hydra cannot assign a mapping into the typed algorithm entries), taken out
+    of ``overrides`` and parsed: (the other overrides, key -> entry).  Each entry joins the
+    composed config as if an experiment file had it, and is checked as one."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    rest, added = [], {}
+    for o in overrides:
+        m = _ADD_ALGORITHM.match(o)
+        if m is None:
+            rest.append(o)
+            continue
+        try:
+            value = OverridesParser.create().parse_override(o).value()
+        except Exception as e:  # noqa: BLE001 - Hydra's parse error, with the key
+            raise ConfigError(name, f"algorithms.{m.group(1)}", f"override '{o}' does not parse: {e}") from None
+        require(name, f"algorithms.{m.group(1)}", isinstance(value, dict),
+                f"+algorithms.{m.group(1)}= takes a mapping, e.g. '+algorithms.{m.group(1)}={{_target_: "
+                f"pkg.module.Class, label: Mine}}', got {value!r}")
+        added[m.group(1)] = value
+    return rest, added
 
 
 def _check_experiment_name(name: str, root: Path) -> None:

@@ -377,6 +377,11 @@ def _keep() -> dict[str, str]:
     add("Shivaswamy & Joachims: Figs. 2 and 4 use strict feedback, Figs. 3 and 5 noisy feedback",
         "experiment/shivaswamy2012/fig2.yaml:algorithms.perceptron.params.feedback",
         "experiment/shivaswamy2012/fig4.yaml:algorithms.perceptron.params.feedback")
+    add("the arena composes each experiment on its paper's and clears the paper's lists (Hydra replaces a list "
+        "whole): its experiments replicate nothing, so they carry no published values, claims or sweeps",
+        *(f"experiment/arena/_online.yaml:experiment.{k}" for k in ("published", "claims", "sensitivity")),
+        *(f"experiment/arena/_letor.yaml:experiment.{k}" for k in ("published", "claims", "sensitivity",
+                                                                     "significance")))
     return k
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from .. import provenance
 from ..io import atomic_write
 from ..pipeline import codeprint
-from .scorecard import artefact_score, not_evidence, scorecard
+from .scorecard import artefact_score, is_replication, not_evidence, scorecard
 from .templating import environment
 
 PAPERS = {
@@ -31,6 +31,7 @@ PAPERS = {
     "elsas2008": "Elsas, Carvalho & Carbonell (2008): Fast learning of document ranking functions with the committee perceptron",
     "yu2006": "Yu, Yu & Tresp (2006): Collaborative ordinal regression",
     "shivaswamy2012": "Shivaswamy & Joachims (2012): Online structured prediction via coactive learning",
+    "arena": "Arena: every learner of a family on every data set of the papers, compared over the data sets",
 }
 
 
@@ -273,21 +274,35 @@ def _order(records):
     return sorted({r["paper"] for r, _ in records}, key=lambda p: (order.index(p) if p in order else len(order), p))
 
 
+def comparison(rec: dict, png: str | None = None, files: list[tuple[str, str]] = ()) -> dict:
+    """What ``templates/comparison.html`` shows of an arena family's comparison record
+    (:mod:`rankrepro.report.arena`)."""
+    return {"rec": rec, "id": f"arena-comparison-{rec['family']}", "name": display_name(rec["title"]),
+            "files": files, "png": _data_uri(png),
+            "significant": [p for p in rec["pairwise"] if p["holm"] or p["nemenyi"]]}
+
+
 def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, list[tuple[str, str]]] | None = None,
-           head_commit: str | None = None, kept: dict[str, str] | None = None) -> str:
+           head_commit: str | None = None, kept: dict[str, str] | None = None,
+           comparisons: list[tuple[dict, str | None]] = ()) -> str:
     """The page.  ``files``: per record name, the (label, relative link) of its files;
     ``head_commit``: the commit the report is made from (default: the working tree's);
-    ``kept``: the reproduced records whose data are absent here, shown as committed (name -> why)."""
+    ``kept``: the reproduced records whose data are absent here, shown as committed (name -> why);
+    ``comparisons``: the arena's comparison records and their diagrams, shown first in their section."""
     files, kept = files or {}, kept or {}
     arts = [artefact(r, png, files.get(r["name"], []), staleness(r), kept.get(r["name"])) for r, png in records]
-    papers = [{"id": p, "title": PAPERS.get(p, p), "artefacts": [a for a in arts if a["rec"]["paper"] == p]}
-              for p in _order(records)]
-    reproduced = [a for a in arts if a["reproduced"]]
+    comps = [comparison(r, png, files.get(r["name"], [])) for r, png in comparisons]
+    papers = [{"id": p, "title": PAPERS.get(p, p), "artefacts": [a for a in arts if a["rec"]["paper"] == p],
+               "comparisons": [c for c in comps if c["rec"]["paper"] == p]}
+              for p in _order([*records, *comparisons])]
+    # the scorecard counts the papers' artefacts: the arena's experiments replicate no paper
+    scored = [a for a in arts if is_replication(a["rec"])]
+    reproduced = [a for a in scored if a["reproduced"]]
     verified = [a["rec"]["verified"] for a in reproduced if a["rec"].get("verified")]
     caveat = not_evidence(scale)
     return ENV.get_template("report.html").render(
-        scale=scale, head_commit=head_commit or provenance.git_commit(), papers=papers, artefacts=arts,
-        sc=scorecard([a["rec"] for a in arts]), n_reproduced=len(reproduced), caveat=caveat,
+        scale=scale, head_commit=head_commit or provenance.git_commit(), papers=papers, artefacts=scored,
+        sc=scorecard([a["rec"] for a in scored]), n_reproduced=len(reproduced), caveat=caveat,
         caveat_parts=caveat.split(". ", 1) if caveat else None, kept=sorted(kept),
         not_run=[a["rec"] for a in arts if not a["reproduced"]], stale=[a for a in arts if a["stale"]],
         verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: cv[1]))
@@ -295,15 +310,21 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
 
 def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str,
                  kept: dict[str, str] | None = None) -> None:
-    records, files = [], {}
+    records, comparisons, files = [], [], {}
     out_dir = Path(out_html).parent
     for p in json_paths:
         rec = json.loads(Path(p).read_text())
+        if rec.get("kind") == "comparison":  # an arena family's comparison (report.arena)
+            png = png_paths.get(f"comparison/{Path(rec['figure']).stem}")
+            comparisons.append((rec, png))
+            files[rec["name"]] = artefact_files(p, png, out_dir)
+            continue
         png = png_paths.get(f"{rec['paper']}/{rec.get('figure_file') or rec['artefact']}")
         records.append((rec, png))
         files[rec["name"]] = artefact_files(p, png, out_dir)
     records.sort(key=lambda rp: (rp[0]["paper"], rp[0]["artefact"]))
-    page = render(records, scale, files, kept=kept)
+    comparisons.sort(key=lambda rp: rp[0]["family"])
+    page = render(records, scale, files, kept=kept, comparisons=comparisons)
     atomic_write(out_html, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
 
 
@@ -313,7 +334,10 @@ def rebuild_report(scale: str = "paper", root: str | os.PathLike = ".") -> Path:
     root = Path(root)
     prefix = root / ("" if scale == "paper" else f"runs/{scale}")
     records = sorted(str(p) for p in (prefix / "results").glob("*/*.json"))
-    pngs = {f"{p.parent.name}/{p.stem}": str(p) for p in (prefix / "figures").glob("*/*.png")}
+    # the arena's comparisons (report.arena) and their critical-difference diagrams
+    records += sorted(str(p) for p in (prefix / "results").glob("*/comparison/*.json"))
+    pngs = {f"{p.parent.name}/{p.stem}": str(p)
+            for p in [*(prefix / "figures").glob("*/*.png"), *(prefix / "figures").glob("*/comparison/*.png")]}
     out = prefix / "results" / "report" / "index.html"
     build_report(records, pngs, out, scale)
     return out

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .scorecard import artefact_score, scorecard
+from .scorecard import artefact_score, is_replication, scorecard
 from .templating import environment, fmt
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "docs" / "results.md.j2"
@@ -192,8 +192,10 @@ def context(root: str | Path = "results") -> dict:
     artefact its trials, its scorecard counts and its named numbers."""
     root = Path(root)
     records = {f"{p.parent.name}/{p.stem}": json.loads(p.read_text()) for p in sorted(root.glob("*/*.json"))}
-    ctx = {"scorecard": scorecard(list(records.values())),
-           "verdict": lambda name, claim: claim_verdict(records, name, claim)}
+    ctx = {"scorecard": scorecard([r for r in records.values() if is_replication(r)]),
+           "verdict": lambda name, claim: claim_verdict(records, name, claim),
+           # the arena's comparisons (report.arena), by family
+           "arena": {p.stem: json.loads(p.read_text()) for p in sorted(root.glob("arena/comparison/*.json"))}}
     for key, (name, metric, numbers) in QUOTED.items():
         a = Artefact(root, name, metric)
         ctx[key] = {"trials": int(a.record["n_trials"]), "score": artefact_score(a.record),

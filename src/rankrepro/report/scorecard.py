@@ -117,6 +117,13 @@ class Scorecard:
         return sum(not a.original for a in self.reproduced)
 
 
+def is_replication(r: dict) -> bool:
+    """Whether a record replicates a paper's artefact (and counts in the scorecard): every
+    record but the arena's (config/experiment/arena/), which put the papers' learners side by
+    side on their data sets and have no published values to agree with."""
+    return r["paper"] != "arena"
+
+
 def artefact_score(r: dict) -> ArtefactScore:
     s = ArtefactScore(r["name"], r["paper"], r["artefact"], r["title"], r.get("status") == "reproduced")
     if not s.reproduced:
