@@ -54,7 +54,7 @@ from rankrepro.data.status import data_status
 from rankrepro.pipeline.catalog import default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reused_trials
-from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND
+from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND, kept_array_builds
 from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
 
 SCALE = str(config.get("scale", "paper"))
@@ -286,6 +286,20 @@ def preprocess_options(wildcards):
 
 def data_outputs():
     return [processed(name) for name in USABLE_DATA]
+
+
+def kept_array_params(wildcards=None):
+    """[experiment, builder, seed, dataset params] of the experiments whose builder keeps
+    arrays beside their data (jobs.kept_array_builds): a change reruns rule keep_arrays."""
+    return kept_array_builds(CATALOG, DATA_STATUS)
+
+
+def kept_array_data(wildcards=None):
+    return {b[0]: processed(DATA_STATUS[b[0]].used) for b in kept_array_params()}
+
+
+def kept_array_inputs(wildcards=None):
+    return sorted(set(kept_array_data().values()))
 
 
 def all_outputs():

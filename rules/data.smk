@@ -5,6 +5,27 @@
 rule data:
     input:
         data_outputs(),
+        "data/processed/kept_arrays.json",
+
+
+# the arrays some builders keep beside the processed data (the coactive movie setup, the
+# collaborative GP's kernel: ~15 s), built here rather than by the first cell job needing them
+rule keep_arrays:
+    input:
+        kept_array_inputs,
+    output:
+        "data/processed/kept_arrays.json",
+    params:
+        builds=kept_array_params,
+        data=kept_array_data,
+        scale=SCALE,
+        config_dir=CONFIG_DIR,
+    log:
+        "logs/data/kept_arrays.log",
+    conda:
+        "../environment.yml"
+    script:
+        "../scripts/keep_arrays.py"
 
 
 rule fetch_data:

@@ -95,3 +95,27 @@ def test_trials_run_with_one_blas_thread(monkeypatch):
     with threadpool_limits(limits=2, user_api="blas"):
         run_cell(exp, exp.cells[0].id, n_jobs=1)
     assert seen and set(seen) == {1}
+
+
+def test_a_cell_job_loads_neither_the_claims_nor_the_cross_field_checks(tmp_path):
+    """A cell job reads the config the workflow checked in full when it started: the claims'
+    kinds and statistics (SciPy's) and the checks across keys are not imported (~0.15 s of
+    every job's start-up), and the job's cell is written."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from rankrepro.pipeline.catalog import resolved_path, write_resolved
+
+    root = Path(__file__).resolve().parents[1]
+    # what the workflow writes when it starts (in this scratch folder, the job's working directory)
+    write_resolved(load_experiment("elsas2008/sec3_table", "smoke"), tmp_path / resolved_path("elsas2008/sec3_table", "smoke"))
+    out = tmp_path / "cell.parquet"
+    code = ("import sys\nfrom rankrepro.jobs import job_run_cell\n"
+            f"job_run_cell('elsas2008/sec3_table', 'list-rankingRNRNRN', 'smoke', {str(root / 'config')!r}, {str(out)!r})\n"
+            "print(sorted(m for m in ('rankrepro.claims', 'rankrepro.stats', 'rankrepro.pipeline.cross_checks',"
+            " 'scipy.stats') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "[]", r.stdout + r.stderr
+    assert len(pd.read_parquet(out)) > 0

@@ -4,6 +4,7 @@ only unpack the ``snakemake`` object and call these)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from pathlib import Path
 from typing import Callable
@@ -154,6 +155,81 @@ def job_preprocess(dataset: str, options: dict | None = None, log: str | None = 
     logger = _logger(log)
     logger(f"preprocessing {dataset} with {options or {}}")
     preprocess(dataset, params=options, progress=logger)
+
+
+#: the builders that keep arrays computed from the processed data beside it
+#: (:func:`~rankrepro.data.arrays.derived_arrays`): the coactive movie setup (an ALS fit, ~10 s)
+#: and the collaborative GP's kernel and tasks (~5 s)
+KEEPING_BUILDERS = ("coactive_movies", "collab_gp")
+
+
+def _keeping_runs(exp: Experiment) -> dict[str, tuple[Experiment, object]]:
+    """The distinct dataset settings of an experiment whose builder keeps arrays (its main
+    config and the sensitivity variants that change the dataset), as JSON text -> the
+    (experiment, cell) a trial of which reads them."""
+    from omegaconf import OmegaConf
+
+    runs: dict[str, tuple[Experiment, object]] = {}
+    for cell in exp.all_cells:
+        run_exp, run_cell = exp.variant_of(cell)
+        d = run_exp.cfg.dataset
+        if d.builder in KEEPING_BUILDERS:
+            key = json.dumps([d.builder, int(run_exp.cfg.experiment.seed), OmegaConf.to_container(d.params)],
+                             sort_keys=True)
+            runs.setdefault(key, (run_exp, run_cell))
+    return runs
+
+
+def kept_array_builds(catalog: dict[str, Experiment], data_status: dict) -> list[list]:
+    """[experiment, [builder, seed, dataset params] ...] of every experiment whose builder
+    (or a sensitivity variant's) keeps arrays and whose data are here: what
+    :func:`job_keep_arrays` builds (the workflow's params of the step, so that a changed seed
+    or builder parameter runs it again)."""
+    out = []
+    for name, exp in sorted(catalog.items()):
+        runs = _keeping_runs(exp)
+        if runs and data_status[name].used:
+            out.append([name, [json.loads(k) for k in runs]])
+    return out
+
+
+def kept_array_calls(exp: Experiment, data_path: str) -> dict[str, Callable[[], object]]:
+    """One call per distinct dataset setting of ``exp`` (main config and variants) whose
+    builder keeps arrays: the builder called as a trial of that setting calls it (the spec of
+    trial 0 of a cell), which builds the kept file or reads it back."""
+    from .data.builders import BUILDERS
+    from .pipeline.runner import trial_spec
+
+    calls = {}
+    for key, (run_exp, run_cell) in _keeping_runs(exp).items():
+        spec = trial_spec(run_exp, run_cell, 0, data_path)
+        build = BUILDERS[spec.builder]
+        if hasattr(spec, "split_seed"):  # the coactive movie protocol passes its split seed
+            calls[key] = lambda b=build, s=spec: b(s.split_seed, data_path=s.data_path, **s.builder_params)
+        else:
+            calls[key] = lambda b=build, s=spec: b(data_path=s.data_path, **s.builder_params)
+    return calls
+
+
+def job_keep_arrays(experiments: list[str], scale: str, config_dir: str, data: dict[str, str], output: str,
+                    log: str | None = None) -> None:
+    """Build the arrays each experiment's builder keeps beside the data, for its main config
+    and each variant that changes the dataset (:func:`kept_array_calls`), so that the first
+    cell jobs (``make smoke`` after ``make data``, the first ``make reproduce``) read them
+    instead of computing them.  ``data``: experiment -> its processed data file.  Writes
+    ``output``: the seconds each took (built, or read back when kept already)."""
+    import time
+
+    logger = _logger(log)
+    seconds: dict[str, float] = {}
+    for name in experiments:
+        for key, call in kept_array_calls(_load(name, scale, config_dir), data[name]).items():
+            t0 = time.perf_counter()
+            call()
+            seconds[f"{name} {key}"] = round(time.perf_counter() - t0, 2)
+            logger(f"{name}: {key} kept beside {data[name]} ({seconds[f'{name} {key}']:.1f} s; built or read back)")
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    Path(output).write_text(json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
 
 
 def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, png: str, pdf: str,

@@ -14,7 +14,6 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from ..algorithms import FEATURE_MAPS, ParamError
 from .cells import Cell, Experiment, cell_fingerprint, fmt_value, same_value
 from .config_errors import ConfigError, check_name, require
-from .cross_checks import check_cross_fields
 from .names import name_problem
 from .schema import DIAGNOSIS_KINDS, SCHEMA
 from .targets import TargetError, check_target, is_target
@@ -151,6 +150,10 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
         max_users=s.max_users,
     )
     if not checked:
+        # imported here: the claims' kinds and statistics (SciPy's) are not needed by a job,
+        # which reads a config the workflow checked in full when it started
+        from .cross_checks import check_cross_fields
+
         check_cross_fields(name, cfg, cells)
     return built
 
