@@ -51,6 +51,13 @@ def test_a_shrinking_gap_is_measured():
     assert s["level"] == "moves toward" and abs(s["share"] - 0.5) < 1e-9 and abs(s["gap_best"] - 0.1) < 1e-9
 
 
+def test_a_cell_closed_while_the_mean_gap_grows_says_so():
+    """A consistent under b, but B much further: the text must not call a growing gap shrunk."""
+    s = strength(record({"A": {"a": 0.6, "b": 0.51}, "B": {"a": 0.6, "b": 0.9}}))
+    assert s["level"] == "moves toward" and s["consistent"] == 1
+    assert "grows from 0.1 to 0.205" in s["text"] and "shrinks" not in s["text"]
+
+
 def test_no_value_helping_is_not_explained():
     s = strength(record({"A": {"a": 0.6, "b": 0.65}, "B": {"a": 0.6, "b": 0.7}}))
     assert s["level"] == "not explained" and "b" in s["text"]

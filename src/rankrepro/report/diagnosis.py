@@ -66,9 +66,11 @@ def choice_strength(record: dict, choice: str, rows: list[dict]) -> dict:
         return {**out, "level": "reproduces",
                 "text": f"{choice} = {best} makes all {len(rows)} cells consistent (mean gap {g0:.3g} -> {gb:.3g})"}
     if gb < g0 or ok > 0:
+        gap = (f"shrinks their mean gap from {g0:.3g} to {gb:.3g} ({share:.0%})" if gb < g0 else
+               f"though their mean gap grows from {g0:.3g} to {gb:.3g}")
         return {**out, "level": "moves toward",
-                "text": f"{choice} = {best} makes {ok} of the {len(rows)} cells consistent and shrinks their mean gap "
-                        f"from {g0:.3g} to {gb:.3g} ({share:.0%}); consistent by value: {counts}"}
+                "text": f"{choice} = {best} makes {ok} of the {len(rows)} cells consistent and {gap}; "
+                        f"consistent by value: {counts}"}
     return {**out, "level": "not explained",
             "text": f"no value of {choice} ({', '.join(tried)}) shrinks the gap ({g0:.3g}); consistent by value: {counts}"}
 
