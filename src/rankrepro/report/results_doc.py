@@ -106,7 +106,14 @@ def cystic_fibrosis(a: Artefact) -> dict:
             "centring_gain": [a.v(c) - centred(c) for c in learners],
             "wh_centred": centred("widrow_hoff-eta0.2"), "wh_paper": a.pub("widrow_hoff-eta0.2"),
             "wh005_above": a.v("widrow_hoff-eta0.05") - a.pub("widrow_hoff-eta0.05"),
-            "bpm_centred_above_paper": [centred(c) - a.pub(c) for c in bpm], "bpm_paper": [a.pub(c) for c in bpm]}
+            "bpm_centred_above_paper": [centred(c) - a.pub(c) for c in bpm], "bpm_paper": [a.pub(c) for c in bpm],
+            # every reading tried: OAP-BPM's lowest mean under any value of any choice, the joint
+            # choice's strength (the ensembles' diagnosis), what drawing the test pairs apart moves
+            "bpm_best_reading": min(h["mean"] for sc in a.record["sensitivity"] for v in sc["values"]
+                                    for h in v["headline"] if h["cell"] in bpm and h["metric"] == a.metric),
+            "joint": next(t["diagnosis"]["strength"] for t in a.record["table"]
+                          if t["cell"] == "prank" and t.get("diagnosis")),
+            "apart_moves": [abs(a.sv("test_pairs", "drawn_apart", c) - a.v(c)) for c in learners]}
 
 
 def elsas_sec3(a: Artefact) -> dict:
