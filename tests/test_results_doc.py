@@ -35,9 +35,10 @@ def test_check_script_agrees(tmp_path):
 
 def test_a_changed_record_changes_the_page(tmp_path):
     out = tmp_path / "results"
-    # the records and summary tables, and the arena's comparisons (results/arena/comparison/)
+    # the records and summary tables, the arena's comparisons (results/arena/comparison/) and the
+    # evidence records a page quotes (results/yu2006/tables/fit_cap.json)
     for p in [*(ROOT / "results").glob("*/*.json"), *(ROOT / "results").glob("*/*.csv"),
-              *(ROOT / "results").glob("*/comparison/*.json")]:
+              *(ROOT / "results").glob("*/comparison/*.json"), ROOT / "results/yu2006/tables/fit_cap.json"]:
         dest = out / p.relative_to(ROOT / "results")
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(p, dest)
