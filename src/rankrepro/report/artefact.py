@@ -300,7 +300,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     }
     # what `rankrepro verify` recorded of these cells stays true of them: kept across a new aggregation
     # the numbers the diagnoses quote, from this run; how much each explains, from the sensitivity
-    render_numbers(record, summary, exp.name, all_trials)
+    render_numbers(record, summary, exp.name, all_trials, strict=exp.scale == "paper")
     add_strengths(record)
     if (verified := kept_verification(out_json, cell_paths)) is not None:
         record["verified"] = verified

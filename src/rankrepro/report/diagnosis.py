@@ -244,11 +244,13 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
             "change": change, "peak": peak, "share_above": share_above}
 
 
-def render_numbers(record: dict, summary, where: str = "", trials=None) -> None:
+def render_numbers(record: dict, summary, where: str = "", trials=None, strict: bool = True) -> None:
     """The numbers a diagnosis text quotes, generated from this run: a text may hold Jinja
     expressions such as ``{{ v("cgpr-n_items400", "mae") | fmt(".3f") }}`` (the report's engine,
     a missing name an error), rendered once when the record is made, so that no quoted number
-    can go stale.  An error names the artefact and the diagnosis."""
+    can go stale.  An error names the artefact and the diagnosis; with ``strict=False`` (a scale
+    other than the paper's, whose runs may lack a quoted round or cell) the text is kept with its
+    numbers left out and says so."""
     from .templating import fmt
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False)
@@ -261,7 +263,13 @@ def render_numbers(record: dict, summary, where: str = "", trials=None) -> None:
         try:
             return {**d, "text": env.from_string(d["text"]).render(**funcs)}
         except (jinja2.TemplateError, KeyError, ValueError) as e:
-            raise ValueError(f"{where}: the diagnosis of {key}: {e}") from None
+            if strict:
+                raise ValueError(f"{where}: the diagnosis of {key}: {e}") from None
+            # a smaller scale (smoke) lacks some quoted rounds or cells: the text without its numbers
+            import re
+
+            return {**d, "text": re.sub(r"\{\{.*?\}\}", "...", d["text"], flags=re.S)
+                    + " [its numbers are quoted at paper scale]"}
 
     for row in record.get("table", []):
         row["diagnosis"] = render(row.get("diagnosis"), f"{row['cell']} {row['metric']}")
