@@ -28,23 +28,20 @@ ARTEFACT = "yu2006/tables"
 OUT = Path("results/yu2006/tables/fit_cap.json")
 
 
-def _count(exp_name: str, cell_id: str, trial: int, data_path: str) -> tuple[int, int, int, list[float]]:
+def _count(spec, trial: int) -> tuple[int, int, int, list[float]]:
     from threadpoolctl import threadpool_limits
 
-    from rankrepro.pipeline.catalog import load_experiment
-    from rankrepro.pipeline.runner import trial_spec
     from rankrepro.protocols.gp import gp_fit
 
-    exp = load_experiment(exp_name)
     with threadpool_limits(limits=1, user_api="blas"):
-        fit = gp_fit(trial_spec(exp, exp.cell(cell_id), trial, data_path))[0]
+        fit = gp_fit(spec)[0]
     return trial, fit.param_fits, fit.param_fits_capped, [float(x) for x in fit.sigma]
 
 
 def fit_cap_record(exp_name: str = ARTEFACT, jobs: int = 1, cells: list[str] | None = None) -> dict:
     from rankrepro.pipeline.catalog import load_experiment
     from rankrepro.pipeline.cells import cell_fingerprint
-    from rankrepro.pipeline.runner import default_data_path
+    from rankrepro.pipeline.runner import default_data_path, trial_spec
 
     exp = load_experiment(exp_name)
     data_path = default_data_path(exp)
@@ -54,7 +51,9 @@ def fit_cap_record(exp_name: str = ARTEFACT, jobs: int = 1, cells: list[str] | N
     out = {"about": __doc__.split("\n\n")[0].replace("\n", " "),
            "command": "python scripts/gp_fit_cap.py", "artefact": exp_name, "cells": {}}
     for cell in chosen:
-        counts = Parallel(n_jobs=jobs)(delayed(_count)(exp_name, cell.id, t, data_path) for t in range(exp.n_trials))
+        # the specs the pipeline builds (same seeds), made once here; each job only fits
+        counts = Parallel(n_jobs=jobs)(delayed(_count)(trial_spec(exp, cell, t, data_path), t)
+                                       for t in range(exp.n_trials))
         fits = sum(c[1] for c in counts)
         capped = sum(c[2] for c in counts)
         sigmas = np.concatenate([c[3] for c in counts])

@@ -17,6 +17,10 @@ by: its strength is *not swept*, and it rests on its evidence.
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import jinja2
 
 LEVELS = ("reproduces", "moves toward", "not explained", "not swept")
@@ -195,9 +199,6 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
         """A number from an evidence record the repository keeps (a JSON file under results/,
         written by a script the diagnosis's evidence names), e.g.
         ``ev("results/yu2006/tables/fit_cap.json", "cells", "gpor-n_items400", "sigma_median")``."""
-        import json
-        from pathlib import Path
-
         p = Path(path)
         if p.is_absolute() or not p.parts or p.parts[0] != "results" or ".." in p.parts or p.suffix != ".json":
             raise KeyError(f"ev() reads JSON records under results/, not {path!r}")
@@ -266,8 +267,6 @@ def render_numbers(record: dict, summary, where: str = "", trials=None, strict: 
             if strict:
                 raise ValueError(f"{where}: the diagnosis of {key}: {e}") from None
             # a smaller scale (smoke) lacks some quoted rounds or cells: the text without its numbers
-            import re
-
             return {**d, "text": re.sub(r"\{\{.*?\}\}", "...", d["text"], flags=re.S)
                     + " [its numbers are quoted at paper scale]"}
 
