@@ -84,6 +84,24 @@ DOWNLOAD = str(config.get("download", False)).lower() in ("1", "true", "yes")
 # decided once, before any job: which data sets can be had, and which artefacts can run
 USABLE_DATA = [name for name in DATASETS if availability(name, probe=DOWNLOAD).usable]
 DATA_STATUS = {name: data_status(exp.cfg.dataset.source, probe=DOWNLOAD) for name, exp in CATALOG.items()}
+# the arena's families (config/arena/): each compares the cells of its experiments
+from rankrepro.report.arena import list_arenas, load_arena
+
+
+def _families():
+    """Every family of config/arena/, checked against the catalog; a family none of whose
+    experiments is in the catalog (a workflow copied with some experiments only) is left out."""
+    out = {}
+    for f in list_arenas(CONFIG_DIR):
+        arena = load_arena(f, CONFIG_DIR)
+        if any(n in CATALOG for n in arena.experiments):
+            out[f] = load_arena(f, CONFIG_DIR, list(CATALOG))
+    return out
+
+
+ARENAS = _families()
+
+
 # reruns follow content, not file times (a fresh clone has neither Snakemake's metadata nor
 # meaningful times): a cell whose fingerprint file no longer matches loses it (and reruns),
 # current outputs are dated after their inputs.  Skipped under --config force=true.
@@ -91,7 +109,8 @@ FORCE = str(config.get("force", False)).lower() in ("1", "true", "yes")
 # `snakemake --lint` only reads the workflow: it must not remove a stale cell's fingerprint
 LINTING = any(a == "--lint" or a.startswith("--lint=") for a in sys.argv[1:])
 if not FORCE and not LINTING:
-    sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH)
+    sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH,
+                      comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()})
 
 
 def _record(path):
@@ -317,21 +336,6 @@ def remove_stale_temporaries():
 
 
 # ---- the arena (rules/arena.smk): its families and their inputs
-from rankrepro.report.arena import list_arenas, load_arena
-
-
-def _families():
-    """Every family of config/arena/, checked against the catalog; a family none of whose
-    experiments is in the catalog (a workflow copied with some experiments only) is left out."""
-    out = {}
-    for f in list_arenas(CONFIG_DIR):
-        arena = load_arena(f, CONFIG_DIR)
-        if any(n in CATALOG for n in arena.experiments):
-            out[f] = load_arena(f, CONFIG_DIR, list(CATALOG))
-    return out
-
-
-ARENAS = _families()
 
 
 def arena_made_here(family):

@@ -10,7 +10,9 @@ each file with the fingerprint the cell would have now:
 
 * equal: the cell's results are current; their file times are set after the data's and,
   where every cell of an artefact is current and its record was built from the same
-  resolved config, so are the record's, the figure's and finally the report's;
+  resolved config, so are the record's, the figure's, those of the arena comparisons all of
+  whose experiments are current (and whose record was made from the same family file), and
+  finally the report's;
 * different or missing (a config edit, other data, an interrupted job): the fingerprint
   file is removed, so the cell job (its output) reruns; the results stay until it replaces
   them.
@@ -64,17 +66,19 @@ def _touch(paths: list[Path], when: float) -> None:
 
 
 def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: str = "", batch: bool = False,
-         root: str | os.PathLike = ".") -> dict[str, int]:
+         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None) -> dict[str, int]:
     """Align file times with content (see the module docstring).  ``used``: experiment ->
     the processed data set it runs on (None: generated data); experiments missing from it
-    are not run.  Returns the number of ``current`` and ``stale`` cells.  With ``batch``
-    (one job per artefact, nothing committed) there is nothing to align."""
+    are not run.  ``comparisons``: arena family -> (its experiments, the text of its family
+    file ``config/arena/<family>.yaml``).  Returns the number of ``current`` and ``stale``
+    cells.  With ``batch`` (one job per artefact, nothing committed) there is nothing to align."""
     root = Path(root)
     counts = {"current": 0, "stale": 0}
     if batch:
         return counts
     later = time.time() + 1.0  # after the inputs, whatever the file system's time resolution
     all_current = True
+    current: set[str] = set()  # the experiments whose cells and record are all current
     for name, exp in catalog.items():
         if name not in used:
             continue
@@ -103,6 +107,16 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
             if exp.figure_file is not None:
                 fig = root / f"{prefix}figures/{exp.paper}/{exp.figure_file}"
                 _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], later + 2)
+            current.add(name)
+        else:
+            all_current = False
+    for family, (members, definition) in (comparisons or {}).items():
+        # an arena comparison reads its experiments' cells and resolved configs and its family file
+        rec = root / f"{prefix}results/arena/comparison/{family}.json"
+        if all(m in current for m in members) and rec.is_file() and _record_field(rec, "config") == definition:
+            _touch([rec.with_suffix(".md"), rec.with_suffix(".csv"), rec], later + 1)
+            fig = root / f"{prefix}figures/arena/comparison/cd_{family}"
+            _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], later + 2)
         else:
             all_current = False
     if all_current:
@@ -117,7 +131,11 @@ def write_fingerprint(exp: Experiment, cell_id: str, data_path: str | None, path
 
 
 def _record_fingerprint(path: Path) -> str | None:
+    return _record_field(path, "config_fingerprint")
+
+
+def _record_field(path: Path, key: str):
     try:
-        return json.loads(path.read_text()).get("config_fingerprint")
-    except (OSError, ValueError):
+        return json.loads(path.read_text()).get(key)
+    except (OSError, ValueError, AttributeError):
         return None
