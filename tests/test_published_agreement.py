@@ -1,6 +1,7 @@
 """The published comparison's verdicts (difference interval, equivalence, the former overlap
 rule), the printed precision of every published value, the reproducibility measures of a
 record and the scorecard's counts and per-paper measures."""
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -51,7 +52,7 @@ def test_verdict_overlap_and_equivalence_of_a_cell(table1):
     cfg = OmegaConf.create(OmegaConf.to_container(table1.cfg))
     with open_dict(cfg):
         cfg.experiment.equivalence_margin = 0.2
-    wide = type(table1)(**{**table1.__dict__, "cfg": cfg})
+    wide = dataclasses.replace(table1, cfg=cfg)
     r2 = compare_published(wide, summarize(table1, fake_trials(table1, means, sd=0.02)))
     r2 = r2[r2.cell == "oap_vp-tau0.3"].iloc[0]
     assert (r2.margin, r2.margin_source, r2.equivalence) == (0.2, "config", "equivalent")

@@ -193,11 +193,21 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
         build = lambda n, resolved: _rebuilt(n, scale, OmegaConf.create(resolved))  # noqa: E731
         kept = cache.read(cache_dir, names, scale, key, build, check_collisions)
         if kept is not None:
-            return kept
+            return _frozen(kept)
     cat = {n: load_experiment(n, scale, config_dir=root) for n in names}
     check_collisions(cat)
     if cache_dir is not None:
         cache.write(cache_dir, cat, scale, key, build, check_collisions, _same_catalogs)
+    return _frozen(cat)
+
+
+def _frozen(cat: dict[str, Experiment]) -> dict[str, Experiment]:
+    """The catalog with every config (and variant's) read-only: the workflow only reads them,
+    and an experiment whose config cannot change writes its YAML once (``Experiment.to_yaml``:
+    the resolved file and the config fingerprint, ~3 s of each workflow start otherwise)."""
+    for exp in cat.values():
+        for e in (exp, *exp.variants.values()):
+            OmegaConf.set_readonly(e.cfg, True)
     return cat
 
 
