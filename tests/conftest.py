@@ -67,28 +67,89 @@ NO_MIRROR = ("needs the data mirror (set RANKREPRO_DATA_MIRROR to a folder of th
              "../shared/datasets beside the checkout; docs/data.md): none on this machine")
 
 
-@pytest.fixture(scope="session")
-def repo_data():
-    """The repository's data/ with every data set that can be had fetched, verified and
-    preprocessed (from $RANKREPRO_DATA_MIRROR, else ../shared/datasets beside the checkout,
-    as CI has it).  Runs the workflow's own `data` target once; quick when already done."""
-    import subprocess
-    import sys
-
+def _data_env() -> dict:
     env = dict(os.environ)
     mirror = ROOT.parent / "shared" / "datasets"
     if "RANKREPRO_DATA_MIRROR" not in env and mirror.is_dir():
         env["RANKREPRO_DATA_MIRROR"] = str(mirror)
-    snakemake = Path(sys.executable).parent / "snakemake"
-    # one worker at a time (pytest-xdist runs this fixture once per worker): two `data` runs at
-    # once in the same folder remove and rewrite each other's outputs
-    import fcntl
+    return env
 
+
+def _data_command() -> list[str]:
+    import sys
+
+    return [str(Path(sys.executable).parent / "snakemake"), "--cores", "2", "--nolock", "data"]
+
+
+#: where the controller of a parallel run records how its early data build ended (its workers
+#: inherit the variable: a record of another session is never read)
+EARLY_BUILD = "RANKREPRO_TESTS_DATA_BUILD"
+
+
+def pytest_configure(config):
+    """In a parallel run of the whole suite (``make test``), the controller starts the
+    workflow's `data` target at once, in the background, holding the data lock: the workers
+    run the tests that need no data meanwhile, instead of one of them building the data (~30
+    s in a fresh clone) while the other waits for it.  :func:`repo_data` waits for it."""
+    import fcntl
+    import json
+    import subprocess
+    import threading
+    import time
+
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return  # a worker, or a run without workers: repo_data builds when a test needs it
+    if any(Path(a.split("::")[0]).is_file() for a in config.args):
+        return  # chosen test files: maybe none needs the data
+    (ROOT / "data").mkdir(exist_ok=True)
+    status = ROOT / "data" / f".tests.build-{os.getpid()}-{time.time_ns()}.json"
+    lock = open(ROOT / "data" / ".tests.lock", "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    log = open(status.with_suffix(".log"), "w+")
+    proc = subprocess.Popen(_data_command(), cwd=ROOT, env=_data_env(), stdout=log, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL)
+
+    def finish():
+        rc = proc.wait()
+        log.seek(0)
+        status.write_text(json.dumps({"returncode": rc, "output": log.read()[-3000:]}))
+        log.close()
+        status.with_suffix(".log").unlink(missing_ok=True)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        lock.close()
+
+    config._early_data_build = threading.Thread(target=finish, daemon=True)
+    config._early_data_build.start()
+    os.environ[EARLY_BUILD] = str(status)
+
+
+def pytest_unconfigure(config):
+    build = getattr(config, "_early_data_build", None)
+    if build is not None:
+        build.join()
+        Path(os.environ.pop(EARLY_BUILD)).unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def repo_data():
+    """The repository's data/ with every data set that can be had fetched, verified and
+    preprocessed (from $RANKREPRO_DATA_MIRROR, else ../shared/datasets beside the checkout,
+    as CI has it).  Runs the workflow's own `data` target once (quick when already done), or
+    waits for the one this run's controller started (:func:`pytest_configure`)."""
+    import fcntl
+    import json
+    import subprocess
+
+    # one at a time (pytest-xdist runs this fixture once per worker): two `data` runs at once
+    # in the same folder remove and rewrite each other's outputs
     (ROOT / "data").mkdir(exist_ok=True)
     with open(ROOT / "data" / ".tests.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        r = subprocess.run([str(snakemake), "--cores", "2", "--nolock", "data"], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=900)
+        early = os.environ.get(EARLY_BUILD)
+        done = json.loads(Path(early).read_text()) if early and Path(early).is_file() else None
+        if done is not None and done["returncode"] == 0:
+            return ROOT / "data"
+        r = subprocess.run(_data_command(), cwd=ROOT, env=_data_env(), capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return ROOT / "data"
 
