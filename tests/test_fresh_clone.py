@@ -1,9 +1,10 @@
 """A fresh clone with the committed paper-scale results recomputes nothing (reruns follow the
-cells' fingerprints, not file times); adding the README's example experiment, or editing one
-grid value, plans exactly the new cells; and a change to the code plans exactly the cells
-computed by that code (issue 26): after a real change to PRank's module, after a
-comment-only change to it, and after a change to the report's code.  All on one clone, whose
-workflow imports the clone's own package (edits included).  These need the data mirror (the
+cells' fingerprints, not file times); adding the README's example experiment and editing one
+grid value plan exactly the new cells; and a change to the code plans exactly the cells
+computed by that code (issue 26): a real change to PRank's module does, a comment-only change
+to another learner's module and a change to the report's code plan nothing.  All on one
+clone, whose workflow imports the clone's own package (edits included); each test's edits
+are made together and checked with one dry run of the whole workflow (~10-20 s each).  These need the data mirror (the
 data-backed cells are current only when their data are there) and are skipped, saying so,
 without it."""
 import os
@@ -57,17 +58,21 @@ def _planned(clone: Path) -> dict[str, int]:
     return {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)$", stats, re.M)}
 
 
-def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], int]:
-    """(experiment, cell) of every planned cell job, and the number of aggregate jobs."""
+def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], set[str]]:
+    """(experiment, cell) of every planned cell job, and the experiments of the planned
+    aggregate jobs (their records)."""
     out = _dry_run(clone)
-    cells = set()
+    cells, records = set(), set()
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", out):
         if block.startswith("rule run_cell:"):
             m = re.search(r"output: results/(\w+/\w+)/cells/(\S+?)\.parquet", block)
             assert m, block
             cells.add((m.group(1), m.group(2)))
-    agg = re.search(r"^aggregate\s+(\d+)$", out, re.M)
-    return cells, int(agg.group(1)) if agg else 0
+        elif block.startswith(("rule aggregate:", "localrule aggregate:")):
+            m = re.search(r"output: results/(\w+/\w+)\.\w+,", block)
+            assert m, block
+            records.add(m.group(1))
+    return cells, records
 
 
 def _prank_cells(clone: Path) -> set[tuple[str, str]]:
@@ -93,45 +98,51 @@ def test_fresh_clone_plans_no_cell(clone):
     assert jobs.get("aggregate", 0) <= 2, jobs
 
 
-def test_readme_example_runs_exactly_its_new_cells(clone):
+def test_new_experiment_and_edited_grid_run_exactly_their_cells(clone):
+    """The README's example experiment added and one grid value of Table 1 edited, in one dry
+    run: the example's two cells and the edited cell (with its sensitivity twin), nothing else."""
     assert README_EXAMPLE, "the README's example experiment is gone"
     path = clone / "config/experiment/harrington2003/bpm_tau005.yaml"
-    path.write_text(README_EXAMPLE.group(1))
-    try:
-        jobs = _planned(clone)
-        assert jobs.get("run_cell") == 2, jobs  # PRank and OAP-BPM (tau = 0.05)
-        assert 1 <= jobs.get("aggregate", 0) <= 3, jobs  # the new artefact (and at most the not-run records)
-    finally:
-        path.unlink()
-    # an edit that changes one cell reruns that cell only (and its sensitivity twin)
     t1 = clone / "config/experiment/harrington2003/table1.yaml"
     orig = t1.read_text()
-    t1.write_text(orig.replace("grid: {eta: [0.2, 0.1, 0.05, 0.01]}", "grid: {eta: [0.2, 0.1, 0.05, 0.02]}"))
+    edited = orig.replace("grid: {eta: [0.2, 0.1, 0.05, 0.01]}", "grid: {eta: [0.2, 0.1, 0.05, 0.02]}")
+    assert edited != orig, "Table 1's WH grid is not the one this test edits"
+    path.write_text(README_EXAMPLE.group(1))
+    t1.write_text(edited)
     try:
-        jobs = _planned(clone)
-        assert jobs.get("run_cell") == 2, jobs  # WH eta = 0.02, and its twin of the training_rounds choice
+        cells, records = _planned_cells(clone)
     finally:
+        path.unlink()
         t1.write_text(orig)
+    # PRank and OAP-BPM (tau = 0.05) of the new artefact
+    assert {c for e, c in cells if e == "harrington2003/bpm_tau005"} == {"prank", "oap_bpm-tau0.05"}, cells
+    # WH eta = 0.02, and its twin of the training_rounds choice
+    t1_cells = {c for e, c in cells if e == "harrington2003/table1"}
+    assert len(t1_cells) == 2 and all(c.startswith("widrow_hoff-eta0.02") for c in t1_cells), cells
+    assert {e for e, _ in cells} == {"harrington2003/bpm_tau005", "harrington2003/table1"}, cells
+    # their records; the other records are Harrington's (one claim family: its claims are
+    # adjusted together) and at most the two not-run records
+    assert {"harrington2003/bpm_tau005", "harrington2003/table1"} <= records, records
+    assert len({r for r in records if not r.startswith("harrington2003/")}) <= 2, records
 
 
 def test_code_changes_plan_exactly_the_cells_they_compute(clone):
+    """In one dry run: a real change to PRank's module, a comment and a docstring of the OAP
+    ensembles' module edited (no code changed), and the report's code changed (no cell
+    computes with it): exactly the cells of PRank's module's learners are planned."""
     # (that the committed results are today's code's: test_fresh_clone_plans_no_cell)
     prank = clone / "src/rankrepro/algorithms/prank.py"
+    oap = clone / "src/rankrepro/algorithms/oap.py"
     html = clone / "src/rankrepro/report/html.py"
-    orig_prank, orig_html = prank.read_text(), html.read_text()
+    originals = {f: f.read_text() for f in (prank, oap, html)}
     try:
-        # a comment and a docstring of PRank's module edited (no code changed), and the report's
-        # code changed (no cell computes with it): nothing planned
-        prank.write_text(orig_prank.replace('"""', '"""Edited. ', 1) + "\n# a comment\n")
-        html.write_text(orig_html + "\n\ndef _unused_helper():\n    return 1\n")
-        assert _planned_cells(clone)[0] == set()
-        html.write_text(orig_html)
-        # a real change to PRank's module: exactly the cells of its learners, and their records
-        prank.write_text(orig_prank + "\n\n_EDITED = 1\n")
-        cells, n_agg = _planned_cells(clone)
-        want = _prank_cells(clone)
-        assert want and cells == want
-        assert n_agg >= len({e for e, _ in want})
+        oap.write_text(originals[oap].replace('"""', '"""Edited. ', 1) + "\n# a comment\n")
+        html.write_text(originals[html] + "\n\ndef _unused_helper():\n    return 1\n")
+        prank.write_text(originals[prank] + "\n\n_EDITED = 1\n")
+        cells, records = _planned_cells(clone)
     finally:
-        prank.write_text(orig_prank)
-        html.write_text(orig_html)
+        for f, text in originals.items():
+            f.write_text(text)
+    want = _prank_cells(clone)
+    assert want and cells == want
+    assert records >= {e for e, _ in want}
