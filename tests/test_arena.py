@@ -85,6 +85,16 @@ def test_the_coactive_perceptron_runs_beside_the_letor_rankers_not_in_the_paper(
         n: "coactive-feedbackstrict" for n in family.experiments}
 
 
+def test_the_committed_letor_comparison_includes_the_coactive_perceptron():
+    rec = json.loads((ROOT / "results" / "arena" / "comparison" / "letor.json").read_text())
+    keys = {r["key"] for r in rec["learners"]}
+    assert keys == LETOR | {"coactive"}
+    row = next(r for r in rec["learners"] if r["key"] == "coactive")
+    assert {v["cell"] for v in row["values"].values()} == {"coactive-feedbackstrict"}
+    assert all(v["n"] == 5 for v in row["values"].values())  # every fold of both data sets
+    assert len(rec["pairwise"]) == 28
+
+
 def _family(tmp_path, text: str) -> Path:
     conf = tmp_path / "config"
     (conf / "arena").mkdir(parents=True)
