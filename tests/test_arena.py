@@ -21,6 +21,8 @@ CONFIG = ROOT / "config"
 ONLINE = {"prank", "si_prank", "no_prank", "mu_prank", "voted_prank", "mcp", "widrow_hoff", "oap_bpm", "oap_bagg",
           "oap_vp"}
 LETOR = {"pocket", "average", "com_a", "com_b", "ranksvm", "rankboost", "lambdamart"}
+#: the arena's own LETOR learner beside the paper's: the coactive preference perceptron
+COACTIVE = "rankrepro.algorithms.coactive_ranker.CoactiveRanker"
 # each arena experiment and the paper's experiment whose protocol it reuses
 SOURCES = {"arena/online_synthetic": "harrington2003/table1",
            "arena/online_cystic_fibrosis": "harrington2003/table2_cystic_fibrosis",
@@ -50,7 +52,7 @@ def test_an_arena_experiment_is_its_papers_protocol_with_the_familys_learners(na
     assert set(a.metrics) <= set(p.metrics)
     assert a.paper == "arena" and not a.claims and not a.published and not a.sensitivity
     algs = {c.algorithm for c in arena.cells}
-    assert algs == (ONLINE if name.startswith("arena/online") else LETOR)
+    assert algs == (ONLINE if name.startswith("arena/online") else LETOR | {"coactive"})
     # the paper's own learners run at the paper's fixed settings (the arena may widen a grid)
     for c in paper.cells:
         ours = [x for x in arena.cells if x.algorithm == c.algorithm]
@@ -66,6 +68,31 @@ def test_entering_cells_are_one_per_learner_and_data_set():
     assert {cells["oap_bpm"][n] for n in arena.experiments} == {"oap_bpm-tau0.3"}
     assert {cells["widrow_hoff"][n] for n in arena.experiments} == {"widrow_hoff-eta0.05"}
     assert {cells["prank"][n] for n in arena.experiments} == {"prank"}
+
+
+@pytest.mark.parametrize("name", ["arena/letor_ohsumed", "arena/letor_mq2008"])
+def test_the_coactive_perceptron_runs_beside_the_letor_rankers_not_in_the_paper(name):
+    arena, paper = load_experiment(name, "paper", config_dir=CONFIG), load_experiment(SOURCES[name], "paper",
+                                                                                      config_dir=CONFIG)
+    ours = {c.id: c for c in arena.cells if c.algorithm == "coactive"}
+    assert set(ours) == {"coactive-feedbackstrict", "coactive-feedbacknoisy"}
+    assert {c.estimator for c in ours.values()} == {COACTIVE}
+    # Elsas et al.'s experiment has no new cell: the arena adds the learner, the paper does not
+    assert not [c for c in paper.cells if c.algorithm == "coactive" or c.estimator == COACTIVE]
+    family = load_arena("letor", CONFIG)
+    assert entering_cells(family, {n: load_experiment(n, "smoke", config_dir=CONFIG)
+                                   for n in family.experiments})["coactive"] == {
+        n: "coactive-feedbackstrict" for n in family.experiments}
+
+
+def test_the_committed_letor_comparison_includes_the_coactive_perceptron():
+    rec = json.loads((ROOT / "results" / "arena" / "comparison" / "letor.json").read_text())
+    keys = {r["key"] for r in rec["learners"]}
+    assert keys == LETOR | {"coactive"}
+    row = next(r for r in rec["learners"] if r["key"] == "coactive")
+    assert {v["cell"] for v in row["values"].values()} == {"coactive-feedbackstrict"}
+    assert all(v["n"] == 5 for v in row["values"].values())  # every fold of both data sets
+    assert len(rec["pairwise"]) == 28
 
 
 def _family(tmp_path, text: str) -> Path:
@@ -119,7 +146,7 @@ def test_the_comparison_is_the_statistics_of_the_cells():
     arena = load_arena("letor", CONFIG)
     exps = {n: load_experiment(n, "smoke", config_dir=CONFIG) for n in arena.experiments}
     rng = np.random.default_rng(7)
-    algs = [c.algorithm for c in exps[arena.experiments[0]].cells]
+    algs = list(dict.fromkeys(c.algorithm for c in exps[arena.experiments[0]].cells))  # one per learner
     vals = {n: {a: list(rng.uniform(0.2, 0.6, size=2) + 0.03 * i) for i, a in enumerate(algs)} for n in exps}
     rec = compare(arena, exps, {n: _trials(exps[n], vals[n]) for n in exps})
     # blocks: each fold of each data set; higher NDCG is better

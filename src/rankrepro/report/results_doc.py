@@ -148,6 +148,19 @@ def coactive_noisy(a: Artefact, seconds: str) -> dict:
             "cost_ratio": s["ranksvm"] / s["perceptron"]}
 
 
+def arena_letor_coactive(a: Artefact) -> dict:
+    """The coactive perceptron's two simulated users against the best of the rankers trained on
+    the labels (test NDCG@10 and MAP, means over the folds): what the weaker supervision costs."""
+    labelled = [c for c in dict.fromkeys(a.summary["cell"]) if not c.startswith("coactive")]
+    best = max(labelled, key=a.v)
+    label = a.summary[a.summary["cell"] == best]["label"].iloc[0]
+    strong, noisy = "coactive-feedbackstrict", "coactive-feedbacknoisy"
+    return {"strong": a.v(strong), "noisy": a.v(noisy), "best": a.v(best), "best_label": label,
+            "cost": a.v(best) - a.v(strong), "cost_noisy": a.v(best) - a.v(noisy),
+            "strong_map": a.v(strong, "test_map"), "noisy_map": a.v(noisy, "test_map"),
+            "best_map": max(a.v(c, "test_map") for c in labelled)}
+
+
 def yu_tables(a: Artefact) -> dict:
     models = a.cells("gpr", "cgpr", "gpor", "cgpor")
     return {"mae": [a.v(c) for c in models], "mae_paper": [a.pub(c) for c in models],
@@ -180,6 +193,8 @@ QUOTED = {
     "movies_strict": ("shivaswamy2012/fig4", "regret", coactive_movies_strict),
     "movies_noisy": ("shivaswamy2012/fig5", "regret", lambda a: coactive_noisy(a, "learner_seconds")),
     "yu": ("yu2006/tables", "mae", yu_tables),
+    "arena_oh": ("arena/letor_ohsumed", "test_ndcg@10", arena_letor_coactive),
+    "arena_mq": ("arena/letor_mq2008", "test_ndcg@10", arena_letor_coactive),
 }
 
 
