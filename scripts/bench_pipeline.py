@@ -65,15 +65,28 @@ def run(scale: str, cores: int, keep: bool, batch: bool = False, repeat: bool = 
         subprocess.run(cmd, cwd=clone, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         rewall = time.perf_counter() - t1
     jobs = [json.loads(line) for line in times.read_text().splitlines()]
-    if not keep:
+    if keep:
+        print(f"kept: {tmp} (the jobs' times: {times}; summarise them again with --from-jobs {times} "
+              f"--wall-s {wall:.1f})")
+    else:
         shutil.rmtree(tmp, ignore_errors=True)
+    return summarize(jobs, wall, rewall, scale, cores, batch, repeat)
+
+
+def _core_minutes(j: dict) -> float:
+    """CPU time for a one-core job; for a job with more cores, the cores it held while it
+    worked (its CPU time would miss loky's reused trial workers)."""
+    th = j.get("threads", 1)
+    return (j["cpu_s"] if th == 1 else th * j["work_s"]) / 60
+
+
+def summarize(jobs: list[dict], wall: float, rewall: float | None, scale: str, cores: int, batch: bool,
+              repeat: bool) -> dict:
+    """The figures of a run from its jobs' time records (:mod:`rankrepro.timing`)."""
     cells = [j for j in jobs if j["rule"] in ("run_cell", "run_all_cells")]
     per_paper = defaultdict(float)
     for j in cells:
-        # CPU time for a one-core job; for a job with more cores, the cores it held while it
-        # worked (its CPU time would miss loky's reused trial workers)
-        th = j.get("threads", 1)
-        per_paper[j["experiment"].split("/")[0]] += (j["cpu_s"] if th == 1 else th * j["work_s"]) / 60
+        per_paper[j["experiment"].split("/")[0]] += _core_minutes(j)
     startup = [j["startup_s"] for j in jobs if j["startup_s"] is not None]
     slow = sorted(cells, key=lambda j: -j["work_s"])[:10]
     # how busy the cores were: the jobs' time (start-up and work) over wall time x cores, and
@@ -93,7 +106,23 @@ def run(scale: str, cores: int, keep: bool, batch: bool = False, repeat: bool = 
             "wall_s": wall, "repeat_wall_s": rewall, "jobs": len(jobs), "cell_jobs": len(cells),
             "core_minutes": dict(sorted(per_paper.items())), "startup_median_s": statistics.median(startup),
             "startup_total_min": sum(startup) / 60, "busy": busy, "tail_s": tail,
-            "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow]}
+            "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow],
+            "where": where_the_time_goes(jobs)}
+
+
+def where_the_time_goes(jobs: list[dict]) -> dict:
+    """Core-minutes by paper and kind of cell (the main cells, the sensitivity cells of the
+    open protocol choices), the start-up of every job, and the work of the jobs that run no
+    trial (records, figures, the arena's comparisons, the report)."""
+    rows = defaultdict(lambda: {"main": 0.0, "sensitivity": 0.0, "jobs": 0})
+    for j in jobs:
+        if j["rule"] in ("run_cell", "run_all_cells"):
+            r = rows[j["experiment"].split("/")[0]]
+            r["sensitivity" if "~" in (j.get("cell") or "") else "main"] += _core_minutes(j)
+            r["jobs"] += 1
+    other = sum(j["work_s"] for j in jobs if j["rule"] not in ("run_cell", "run_all_cells")) / 60
+    startup = sum(j["startup_s"] or 0.0 for j in jobs) / 60
+    return {"papers": dict(sorted(rows.items())), "other_work_min": other, "startup_min": startup}
 
 
 def markdown(r: dict) -> str:
@@ -113,6 +142,20 @@ def markdown(r: dict) -> str:
     lines += [f"| all | {sum(r['core_minutes'].values()):.1f} |", "", "Slowest cell jobs:", "",
               "| experiment | cell | wall s |", "|---|---|---|"]
     lines += [f"| {e} | {c or '(all cells)'} | {s:.1f} |" for e, c, s in r["slowest"]]
+    w = r.get("where")
+    if w:
+        total = sum(v["main"] + v["sensitivity"] for v in w["papers"].values())
+        total += w["startup_min"] + w["other_work_min"]
+        lines += ["", "Where the core-minutes go (cell jobs: CPU of their work; the sensitivity cells rerun "
+                  "main cells under the open protocol choices' other values):", "",
+                  "| paper | main cells | sensitivity cells | cell jobs |", "|---|---|---|---|"]
+        lines += [f"| {p} | {v['main']:.1f} | {v['sensitivity']:.1f} | {v['jobs']} |" for p, v in w["papers"].items()]
+        lines += [f"| job start-up (every job, process start to start of work) | {w['startup_min']:.1f} | | "
+                  f"{r['jobs']} |",
+                  f"| records, figures, comparisons, report (their work) | {w['other_work_min']:.1f} | | |",
+                  f"| **all** | **{total:.1f}** | | |", "",
+                  f"On {r['cores']} cores no schedule can take less than {total / r['cores']:.1f} min of wall time "
+                  "for this work."]
     return "\n".join(lines)
 
 
@@ -126,9 +169,18 @@ def main() -> None:
                     help="one job per artefact, as `make smoke` runs (implies --no-write)")
     ap.add_argument("--repeat", action="store_true",
                     help="time a second run from a clean results folder too (what is kept between runs kept)")
+    ap.add_argument("--from-jobs", type=Path, metavar="JOBS_JSONL",
+                    help="summarise a kept run's job times again (with --wall-s, its wall time) instead of running")
+    ap.add_argument("--wall-s", type=float, help="the wall time of the run given by --from-jobs")
     a = ap.parse_args()
     a.no_write = a.no_write or a.batch_cells
-    r = run(a.scale, a.cores, a.keep, a.batch_cells, a.repeat)
+    if a.from_jobs:
+        if a.wall_s is None:
+            ap.error("--from-jobs needs --wall-s (the run's wall time, printed when it was kept)")
+        jobs = [json.loads(line) for line in a.from_jobs.read_text().splitlines()]
+        r = summarize(jobs, a.wall_s, None, a.scale, a.cores, a.batch_cells, False)
+    else:
+        r = run(a.scale, a.cores, a.keep, a.batch_cells, a.repeat)
     md = markdown(r)
     print(md)
     doc = ROOT / "docs" / "benchmarks.md"
