@@ -53,7 +53,7 @@ from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
 from rankrepro.pipeline.catalog import default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
-from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reused_trials
+from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reused_trials, twin_cells
 from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND, kept_array_builds
 from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
 
@@ -102,6 +102,11 @@ def _families():
 ARENAS = _families()
 
 
+# decided once: the cells another experiment computes exactly, on the same data (the arena's
+# experiments repeat cells of the papers' own); their jobs copy the twin's results
+TWINS = {} if BATCH else twin_cells(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable})
+
+
 # reruns follow content, not file times (a fresh clone has neither Snakemake's metadata nor
 # meaningful times): a cell whose fingerprint file no longer matches loses it (and reruns),
 # current outputs are dated after their inputs.  Skipped under --config force=true.
@@ -110,7 +115,7 @@ FORCE = str(config.get("force", False)).lower() in ("1", "true", "yes")
 LINTING = any(a == "--lint" or a.startswith("--lint=") for a in sys.argv[1:])
 if not FORCE and not LINTING:
     sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH,
-                      comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()})
+                      comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()}, twins=set(TWINS))
 
 
 def _record(path):
@@ -266,6 +271,12 @@ def cell_reuse(wildcards):
     hit = reused_trials(exp, exp.cell(wildcards.cell))
     return [out(f"results/{exp.paper}/{exp.artefact}/cells/{hit[0]}.parquet")] if hit else []
 
+
+
+def cell_twin(wildcards):
+    """The twin's results, for a cell another experiment computes exactly (pipeline.cells.twin_cells)."""
+    hit = TWINS.get((f"{wildcards.paper}/{wildcards.artefact}", wildcards.cell))
+    return [out(f"results/{hit[0]}/cells/{hit[1]}.parquet")] if hit else []
 
 
 def cell_param_fingerprint(wildcards):

@@ -6,6 +6,8 @@ rule run_cell:
         data=cell_data,
         # a sensitivity cell that only adds trials takes its main cell's (pipeline.cells.reused_trials)
         reuse=cell_reuse,
+        # a cell another experiment computes exactly (the arena's): its results taken (pipeline.cells.twin_cells)
+        twin=cell_twin,
     output:
         cells=out("results/{paper}/{artefact}/cells/{cell}.parquet"),
         # what the cell was computed from; the workflow compares it at start (pipeline/freshness.py)

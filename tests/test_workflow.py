@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from conftest import scratch_workflow
@@ -112,3 +113,30 @@ def test_snakemake_report_with_an_experiment_not_run_yet(workdir):
         assert not (workdir / "runs/smoke/results/crammer_singer2005/fig6_copy.json").exists()
     finally:
         new.unlink()
+
+
+def test_a_cell_another_experiment_computes_is_taken_not_computed(workdir):
+    """An experiment whose cells are fig6's (another artefact name, the same settings, seed and
+    data): its cell jobs take fig6's results (their logs say so, nothing computed), relabelled,
+    and its record's numbers are fig6's."""
+    assert snakemake(workdir).returncode == 0  # fig6 made (nothing to do when an earlier test made it)
+    twin = workdir / "config/experiment/crammer_singer2005/fig6_twin.yaml"
+    twin.write_text((workdir / "config/experiment/crammer_singer2005/fig6.yaml").read_text()
+                    .replace("artefact: fig6", "artefact: fig6_twin"))
+    try:
+        r = snakemake(workdir)
+        assert r.returncode == 0, r.stderr[-3000:]
+        out = workdir / "runs/smoke"
+        cells = sorted((out / "results/crammer_singer2005/fig6_twin/cells").glob("*.parquet"))
+        assert cells
+        for f in cells:
+            log = (out / "logs/crammer_singer2005/fig6_twin" / f"{f.stem}.log").read_text()
+            assert f"the same computation as runs/smoke/results/crammer_singer2005/fig6/cells/{f.stem}.parquet" in log
+            a = pd.read_parquet(f)
+            b = pd.read_parquet(out / "results/crammer_singer2005/fig6/cells" / f.name)
+            assert set(a["artefact"]) == {"fig6_twin"}
+            pd.testing.assert_frame_equal(a.drop(columns="artefact"), b.drop(columns="artefact"), check_exact=True)
+        rec, orig = (json.loads((out / f"results/crammer_singer2005/{n}.json").read_text()) for n in ("fig6_twin", "fig6"))
+        assert rec["status"] == "reproduced" and rec["table"] == orig["table"]
+    finally:
+        twin.unlink()

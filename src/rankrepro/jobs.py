@@ -67,9 +67,12 @@ def trial_backend(backend: str, threads: int, scheduler: str | None = None, log:
 
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
-                 scheduler: str | None = None, fingerprint: str | None = None, reuse: str | None = None) -> None:
+                 scheduler: str | None = None, fingerprint: str | None = None, reuse: str | None = None,
+                 twin: str | None = None) -> None:
     """``reuse``: the main cell's results, for a sensitivity cell that only adds trials
-    (:func:`~rankrepro.pipeline.cells.reused_trials`)."""
+    (:func:`~rankrepro.pipeline.cells.reused_trials`); ``twin``: the results of another
+    experiment's cell that computes exactly the same (:func:`~rankrepro.pipeline.cells.twin_cells`),
+    taken instead of computing them."""
     # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
@@ -84,9 +87,18 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
         import pandas as pd
 
         kept = pd.read_parquet(reuse)
-    with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
-        df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger, data_path=data[0] if data else None,
-                      reuse=kept)
+    if twin:
+        import pandas as pd
+
+        from .pipeline.runner import from_twin
+
+        df = from_twin(exp, cell, pd.read_parquet(twin), twin_cell=Path(twin).stem)
+        logger(f"{experiment} [{scale}] {cell}: the same computation as {twin} (same fingerprint, same data): "
+               "its results taken, nothing computed")
+    else:
+        with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
+            df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger,
+                          data_path=data[0] if data else None, reuse=kept)
     write_parquet(df, output)
     if fingerprint:  # last: a cell without it is recomputed
         from .pipeline.freshness import write_fingerprint

@@ -174,6 +174,28 @@ def reused_trials(exp: Experiment, cell: Cell) -> tuple[str, int] | None:
     return (cell.base, exp.n_trials) if a == b else None
 
 
+def twin_cells(catalog: dict[str, "Experiment"], data: dict[str, str | None]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(experiment, cell) -> the (experiment, cell) of another experiment that computes exactly
+    the same thing: the same fingerprint (config values, seeds, sizes, protocol and code:
+    :func:`cell_fingerprint`) on the same processed data (``data``: experiment -> its data
+    set, None for generated data; experiments missing from it do not run).  Such a cell's
+    results are its twin's, bit for bit (timing metrics apart, measured once), so the workflow
+    copies them instead of computing them again (the arena's experiments repeat many cells of
+    the papers' own).  The twin is a paper's experiment rather than the arena's, then the first
+    by name; a cell is never its own or another copy's twin."""
+    first: dict[tuple[str, str | None], tuple[str, str]] = {}
+    twins = {}
+    for name in sorted((n for n in catalog if n in data), key=lambda n: (catalog[n].paper == "arena", n)):
+        exp = catalog[name]
+        for c in exp.all_cells:
+            key = (cell_fingerprint(*exp.variant_of(c)), data[name])
+            if key in first:
+                twins[(name, c.id)] = first[key]
+            else:
+                first[key] = (name, c.id)
+    return twins
+
+
 def _fingerprint_payload(exp: Experiment, cell: Cell) -> dict:
     e = exp.cfg.experiment
     payload = {

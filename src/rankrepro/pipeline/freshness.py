@@ -66,11 +66,13 @@ def _touch(paths: list[Path], when: float) -> None:
 
 
 def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: str = "", batch: bool = False,
-         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None) -> dict[str, int]:
+         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None,
+         twins: set[tuple[str, str]] = frozenset()) -> dict[str, int]:
     """Align file times with content (see the module docstring).  ``used``: experiment ->
     the processed data set it runs on (None: generated data); experiments missing from it
     are not run.  ``comparisons``: arena family -> (its experiments, the text of its family
-    file ``config/arena/<family>.yaml``).  Returns the number of ``current`` and ``stale``
+    file ``config/arena/<family>.yaml``); ``twins``: the (experiment, cell) whose jobs take
+    another cell's results (an input: dated after it).  Returns the number of ``current`` and ``stale``
     cells.  With ``batch`` (one job per artefact, nothing committed) there is nothing to align."""
     root = Path(root)
     counts = {"current": 0, "stale": 0}
@@ -93,8 +95,9 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
             fp = root / fingerprint_path(prefix, exp, c.id)
             out = root / f"{prefix}results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet"
             if out.is_file() and fp.is_file() and fp.read_text() == fingerprint_text(exp, c.id, data_id):
-                # a sensitivity cell after the main cell it may take trials from (its input)
-                _touch([out, fp], later + (0.5 if c.base else 0.0))
+                # a sensitivity cell after the main cell it may take trials from, a twin after
+                # the cell whose results it takes (their inputs)
+                _touch([out, fp], later + (0.75 if (name, c.id) in twins else 0.5 if c.base else 0.0))
                 counts["current"] += 1
             else:
                 fp.unlink(missing_ok=True)

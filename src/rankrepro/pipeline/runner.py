@@ -130,6 +130,24 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     return df
 
 
+def from_twin(exp: Experiment, cell_id: str, frame: pd.DataFrame, twin_cell: str) -> pd.DataFrame:
+    """A cell's results taken from its twin's (:func:`~rankrepro.pipeline.cells.twin_cells`:
+    a cell with the same fingerprint on the same data, ``twin_cell`` of another experiment or
+    another choice's cell of this one): the same rows, relabelled with this experiment's paper
+    and artefact and this cell's id and algorithm; checked to be the twin cell's rows, with
+    this cell's parameters and exactly its trials."""
+    cell = exp.cell(cell_id)
+    rows = frame[RESULT_COLUMNS]
+    want = list(range(exp.variant_of(cell)[0].n_trials))
+    params = json.dumps(cell.params, sort_keys=True)
+    if set(rows["cell"]) != {twin_cell} or sorted(set(rows["trial"])) != want or set(rows["params"]) != {params}:
+        raise ValueError(f"{exp.name} {cell.id}: the frame to take is not twin cell {twin_cell}'s {len(want)} trials "
+                         f"with parameters {params} (cells {sorted(set(rows['cell']))}, "
+                         f"trials {sorted(set(rows['trial']))}, parameters {sorted(set(rows['params']))})")
+    return rows.assign(paper=exp.paper, artefact=exp.artefact, cell=cell.id, algorithm=cell.algorithm
+                       ).reset_index(drop=True)
+
+
 def _reusable(exp: Experiment, cell: Cell, frame: pd.DataFrame) -> pd.DataFrame:
     """The main cell's trials a sensitivity cell takes over (checked: the cell may reuse
     them, and the frame is that main cell's, with exactly its trials)."""

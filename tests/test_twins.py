@@ -1,0 +1,81 @@
+"""Cells computed twice: a cell with the same fingerprint on the same data as another's (the
+arena repeats cells of the papers' experiments; two open protocol choices can set the same
+variant) takes that twin's results instead of computing them again (pipeline.cells.twin_cells,
+pipeline.runner.from_twin)."""
+import json
+
+import pandas as pd
+import pytest
+from conftest import ROOT, committed_catalog
+
+from rankrepro.data.status import data_status
+from rankrepro.metrics import TIMING_METRICS
+from rankrepro.pipeline.cells import cell_fingerprint, twin_cells
+from rankrepro.pipeline.runner import RESULT_COLUMNS, from_twin
+
+
+@pytest.fixture(scope="module")
+def twins():
+    cat = committed_catalog("paper")
+    used = {n: s.used for n, e in cat.items() for s in [data_status(e.cfg.dataset.source, probe=False)]
+            if s.runnable}
+    return cat, used, twin_cells(cat, used)
+
+
+def test_twins_are_the_same_computation_on_the_same_data(twins):
+    cat, used, tw = twins
+    assert tw, "no cell is computed twice"
+    for (name, cid), (src, scid) in tw.items():
+        assert (name, cid) != (src, scid) and (src, scid) not in tw  # a source is computed, never copied
+        a, b = cat[name], cat[src]
+        assert cell_fingerprint(*a.variant_of(a.cell(cid))) == cell_fingerprint(*b.variant_of(b.cell(scid)))
+        assert used[name] == used[src]
+        assert not (b.paper == "arena" and a.paper != "arena")  # a paper's cell is the one computed
+
+
+def test_the_letor_arena_takes_the_papers_cells_but_computes_its_own_learner(twins):
+    cat, used, tw = twins
+    exp = cat["arena/letor_ohsumed"]
+    taken = {c.id: tw.get(("arena/letor_ohsumed", c.id)) for c in exp.all_cells}
+    elsas = {c.id for c in cat["elsas2008/table4_ohsumed"].cells}
+    for cid, src in taken.items():
+        if cid in elsas:
+            assert src == ("elsas2008/table4_ohsumed", cid)
+        else:  # the coactive perceptron: not in the paper's experiment
+            assert src is None and cid.startswith("coactive")
+
+
+def _science(df):
+    df = df[~df["metric"].isin(TIMING_METRICS)]
+    return df.sort_values(["trial", "metric", "round"], kind="stable").reset_index(drop=True)
+
+
+def test_a_twins_results_are_the_committed_results_of_the_copy(twins):
+    """The committed cells of the arena, computed on their own, equal their twins' committed
+    cells relabelled, bit for bit (timing metrics apart)."""
+    cat, _, tw = twins
+    checked = 0
+    for (name, cid), (src, scid) in tw.items():
+        if not name.startswith("arena/letor"):
+            continue
+        exp = cat[name]
+        copy = from_twin(exp, cid, pd.read_parquet(ROOT / f"results/{src}/cells/{scid}.parquet"), twin_cell=scid)
+        own = pd.read_parquet(ROOT / f"results/{name}/cells/{cid}.parquet")
+        assert list(copy.columns) == RESULT_COLUMNS
+        pd.testing.assert_frame_equal(_science(copy), _science(own), check_exact=True)
+        checked += 1
+    assert checked == 14
+
+
+def test_a_frame_of_another_cell_is_refused(twins):
+    cat, _, _ = twins
+    exp = cat["arena/letor_ohsumed"]
+    frame = pd.read_parquet(ROOT / "results/elsas2008/table4_ohsumed/cells/rankboost.parquet")
+    with pytest.raises(ValueError, match="not twin cell ranksvm"):
+        from_twin(exp, "ranksvm", frame, twin_cell="ranksvm")
+    with pytest.raises(ValueError, match="parameters"):
+        from_twin(exp, "ranksvm", frame.assign(cell="ranksvm"), twin_cell="ranksvm")
+    one_trial = frame[frame["trial"] == 0].assign(cell="rankboost")
+    with pytest.raises(ValueError, match="trials"):
+        from_twin(exp, "rankboost", one_trial, twin_cell="rankboost")
+    assert json.loads(frame["params"].iloc[0]) == exp.cell("rankboost").params
