@@ -51,7 +51,7 @@ from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
 from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
-from rankrepro.pipeline.catalog import default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
+from rankrepro.pipeline.catalog import catalog_key, default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reused_trials, twin_cells
 from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND, kept_array_builds
@@ -316,6 +316,14 @@ def preprocess_options(wildcards):
 
 def data_outputs():
     return [processed(name) for name in USABLE_DATA]
+
+
+def kernel_sources(wildcards=None):
+    """The package's modules that use Numba (the kernels): an edit compiles them again."""
+    import rankrepro
+
+    return sorted(str(p) for p in Path(rankrepro.__file__).parent.rglob("*.py")
+                  if "__pycache__" not in p.parts and re.search(r"^\s*(?:from|import) numba\b", p.read_text(), re.M))
 
 
 def kept_array_params(wildcards=None):

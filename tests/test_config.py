@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from rankrepro.config_files import list_experiments
-from rankrepro.pipeline.catalog import load_catalog, load_experiment
+from rankrepro.pipeline.catalog import catalog_key, load_catalog, load_experiment
 from rankrepro.pipeline.config_errors import ConfigError
 from conftest import committed_catalog
 
@@ -256,8 +256,6 @@ def test_catalog_cache_runs_no_code(tmp_path, config_dir):
     replaced."""
     import pickle
 
-    from rankrepro.pipeline.catalog import catalog_key
-
     cfg = _two_experiments(tmp_path, config_dir)
     cache = tmp_path / "cache"
     cache.mkdir()
@@ -326,3 +324,23 @@ def test_catalog_cache_where_nothing_can_be_written_still_loads(tmp_path, config
     (tmp_path / "a_file").write_text("")
     cat = load_catalog("smoke", config_dir=cfg, cache_dir=tmp_path / "a_file" / "cache")
     assert sorted(cat) == ["harrington2003/table1", "shivaswamy2012/fig4"]
+
+
+def test_make_data_keeps_the_smoke_catalog(tmp_path, config_dir, monkeypatch):
+    """`make data`'s keep_smoke_catalog step (rankrepro.jobs.job_keep_catalog) leaves the smoke
+    scale's catalog in the cache, under the key a smoke run's start computes: that start reads
+    it back instead of composing the configs (which it would do, the cache being empty)."""
+    from rankrepro.jobs import job_keep_catalog
+    from rankrepro.pipeline import catalog as catalog_mod
+
+    cfg = _two_experiments(tmp_path, config_dir)
+    monkeypatch.setenv("RANKREPRO_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "smoke_catalog.json"
+    job_keep_catalog("smoke", str(cfg), str(out), log=str(tmp_path / "log"))
+    rec = json.loads(out.read_text())
+    assert rec["scale"] == "smoke" and rec["key"] == catalog_key(cfg.resolve(), "smoke")
+    assert (tmp_path / "cache" / f"catalog-smoke-{rec['key']}.json").is_file()
+    composed = []
+    monkeypatch.setattr(catalog_mod, "load_experiment", lambda *a, **k: composed.append(a) or None)
+    cat = load_catalog("smoke", config_dir=cfg, cache_dir=catalog_mod.default_cache_dir())
+    assert list(cat) == ["harrington2003/table1", "shivaswamy2012/fig4"] and composed == []

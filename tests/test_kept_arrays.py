@@ -90,3 +90,19 @@ def test_the_keep_step_writes_what_it_kept(monkeypatch, tmp_path):
     (args, kwargs), = calls
     assert args[0] == "d.npz" and args[1] == 2012
     assert [k.split(" ")[0] for k in json.loads(out.read_text())["seconds"]] == ["shivaswamy2012/fig5"]
+
+
+def test_the_compile_step_runs_every_learner_of_every_registry(tmp_path):
+    """`make data`'s compile_kernels step (rankrepro.jobs.job_compile_kernels) runs each
+    learner of each protocol's registry through its protocol's calls (what compiles its
+    kernels for the types the protocols pass): its record names every one with a family."""
+    from rankrepro.conformance import family_of
+    from rankrepro.jobs import job_compile_kernels
+
+    out = tmp_path / "compiled_kernels.json"
+    job_compile_kernels(str(out), log=str(tmp_path / "log"))
+    seconds = json.loads(out.read_text())["seconds"]
+    want = {name for p in PROTOCOLS.values() for name, cls in p.estimators.items() if family_of(cls) is not None}
+    assert set(seconds) == want and all(s >= 0 for s in seconds.values())
+    assert {"prank", "oap_bpm", "perceptron", "ranksvm", "gp_model", "preference_perceptron"} <= want
+    assert "protocol's calls ran" in (tmp_path / "log").read_text()

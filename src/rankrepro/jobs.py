@@ -244,6 +244,53 @@ def job_keep_arrays(experiments: list[str], scale: str, config_dir: str, data: d
     Path(output).write_text(json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
 
 
+def job_compile_kernels(output: str, log: str | None = None) -> None:
+    """Compile the package's Numba kernels into Numba's on-disk cache (beside their modules),
+    as the first run's cell jobs would otherwise do (~15 s over many jobs in a new clone): every
+    learner of every protocol's registry runs the protocol's own calls on a tiny data set (the
+    conformance suite's ``protocol calls`` check), which compiles each kernel for the argument
+    types the protocols pass.  Writes ``output``: the seconds each learner took."""
+    import time
+
+    from .conformance import check_protocol, family_of
+    from .protocols import PROTOCOLS
+
+    logger = _logger(log)
+    seconds: dict[str, float] = {}
+    done: set[type] = set()
+    for protocol in PROTOCOLS.values():
+        for name, cls in protocol.estimators.items():
+            family = family_of(cls)
+            if cls in done or family is None:
+                continue
+            done.add(cls)
+            t0 = time.perf_counter()
+            check_protocol(cls, family)
+            seconds[name] = round(time.perf_counter() - t0, 2)
+            logger(f"{name}: its protocol's calls ran ({seconds[name]:.1f} s; kernels compiled or read back)")
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    Path(output).write_text(json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
+
+
+def job_keep_catalog(scale: str, config_dir: str, output: str, log: str | None = None) -> None:
+    """Compose and check the catalog of another scale (`make smoke`'s) and keep it in the
+    catalog cache (:func:`rankrepro.pipeline.catalog.load_catalog`), as that scale's first
+    workflow start would otherwise do (~10 s).  Writes ``output``: the scale, the cache key and
+    the seconds it took."""
+    import time
+
+    from .pipeline.catalog import catalog_key, default_cache_dir, load_catalog
+
+    t0 = time.perf_counter()
+    cat = load_catalog(scale, config_dir=config_dir, cache_dir=default_cache_dir())
+    seconds = round(time.perf_counter() - t0, 2)
+    _logger(log)(f"the {scale} catalog ({len(cat)} experiments) kept in {default_cache_dir()} ({seconds:.1f} s; "
+                 "composed or read back)")
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    Path(output).write_text(json.dumps({"scale": scale, "key": catalog_key(Path(config_dir).resolve(), scale),
+                                        "seconds": seconds}, indent=1) + "\n")
+
+
 def job_figure(experiment: str, scale: str, config_dir: str, summary_csv: str, png: str, pdf: str,
                record: str | None = None) -> None:
     from .report.figures import build_figure
