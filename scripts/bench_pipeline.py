@@ -107,10 +107,10 @@ def summarize(jobs: list[dict], wall: float, rewall: float | None, scale: str, c
             "core_minutes": dict(sorted(per_paper.items())), "startup_median_s": statistics.median(startup),
             "startup_total_min": sum(startup) / 60, "busy": busy, "tail_s": tail,
             "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow],
-            "where": where_the_time_goes(jobs)}
+            "where": where_the_time_goes(jobs, scale)}
 
 
-def where_the_time_goes(jobs: list[dict]) -> dict:
+def where_the_time_goes(jobs: list[dict], scale: str) -> dict:
     """Core-minutes by paper and kind of cell (the main cells, the sensitivity cells of the
     open protocol choices), the start-up of every job, and the work of the jobs that run no
     trial (records, figures, the arena's comparisons, the report)."""
@@ -122,7 +122,25 @@ def where_the_time_goes(jobs: list[dict]) -> dict:
             r["jobs"] += 1
     other = sum(j["work_s"] for j in jobs if j["rule"] not in ("run_cell", "run_all_cells")) / 60
     startup = sum(j["startup_s"] or 0.0 for j in jobs) / 60
-    return {"papers": dict(sorted(rows.items())), "other_work_min": other, "startup_min": startup}
+    # the cells this checkout's workflow takes from a twin instead of computing them
+    # (pipeline.cells.twin_cells): what they cost when they were computed in this run
+    twins = _twins(jobs, scale)
+    twin_min = sum(_core_minutes(j) for j in jobs if j["rule"] == "run_cell" and (j["experiment"], j["cell"]) in twins)
+    return {"papers": dict(sorted(rows.items())), "other_work_min": other, "startup_min": startup,
+            "twins": len(twins), "twin_jobs": sum(1 for j in jobs if (j.get("experiment"), j.get("cell")) in twins),
+            "twin_min": twin_min}
+
+
+def _twins(jobs: list[dict], scale: str) -> set:
+    if not any(j["rule"] == "run_cell" for j in jobs):
+        return set()  # one job per artefact (batch_cells): every cell computed
+    from rankrepro.data.status import data_status
+    from rankrepro.pipeline.catalog import default_cache_dir, load_catalog
+    from rankrepro.pipeline.cells import twin_cells
+
+    cat = load_catalog(scale, config_dir=ROOT / "config", cache_dir=default_cache_dir())
+    used = {n: s.used for n, e in cat.items() for s in [data_status(e.cfg.dataset.source, probe=False)] if s.runnable}
+    return set(twin_cells(cat, used))
 
 
 def markdown(r: dict) -> str:
@@ -156,6 +174,12 @@ def markdown(r: dict) -> str:
                   f"| **all** | **{total:.1f}** | | |", "",
                   f"On {r['cores']} cores no schedule can take less than {total / r['cores']:.1f} min of wall time "
                   "for this work."]
+        if w.get("twin_jobs"):
+            left = total - w["twin_min"]
+            lines += ["", f"Of these, {w['twin_jobs']} cell jobs ({w['twin_min']:.1f} core-minutes of work) compute "
+                      "what another cell computes; this checkout's workflow takes their results from that cell "
+                      "instead (`pipeline.cells.twin_cells`, a copy each): without their work the run needs "
+                      f"{left:.1f} core-minutes, at least {left / r['cores']:.1f} min on {r['cores']} cores."]
     return "\n".join(lines)
 
 
