@@ -14,9 +14,9 @@ vectors by the feature users).  PRank with a kernel is the dual PRank: w = sum_t
 phi(x_t) over the rounds of the user's stream, and every score w.phi(x) = sum_t alpha_t
 K(x_t, x) needs K only between a training movie and another movie.  Harrington (2003, Sec. 3)
 writes OAP-BPM's kernel form the same way.  Rather than writing the PRank update a second
-time in dual form, the models give the package's own PRank and OAP-BPM
-(:class:`.prank.PRank`, :class:`.oap.OAPBPM`, their compiled loops) an *exact* feature map of
-K on what PRank uses: with K_tt = Q Lambda Q^T on the p training movies of the draw,
+time in dual form, the models give the package's own PRank round and OAP-BPM (the compiled
+loops of :class:`.prank.PRank`, called directly, and :class:`.oap.OAPBPM`) an *exact* feature
+map of K on what PRank uses: with K_tt = Q Lambda Q^T on the p training movies of the draw,
 
 * a training movie i gets z_i = Lambda^(1/2) Q^T e_i (so z_i.z_j = K_ij between training movies),
 * any other movie x gets z_x = Lambda^(-1/2) Q^T K_tx (so z_i.z_x = K_ix for training i),
@@ -68,11 +68,11 @@ import zlib
 import numpy as np
 from scipy import sparse
 
-from .base import Estimator, Range, check_array, check_target
+from . import _compiled
+from .base import Estimator, OnlineRanker, Range, check_array, check_target, rows
 from .feature_maps import cosine_kernel
 from .gp import FitResult
 from .oap import OAPBPM
-from .prank import PRank
 
 
 def kernel_features(K: np.ndarray, train: np.ndarray, predict: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -119,8 +119,9 @@ class _PerUser(Estimator):
         """(the stream of user ``user``'s order of visits, the stream of its learner) for the
         draw ``train``."""
         root, key = self._root(), draw_key(train)
-        return tuple(np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, key, user, s))  # type: ignore[return-value]
-                     for s in (0, 1))
+        order, learner = (np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, key, user, s))
+                          for s in (0, 1))
+        return order, learner
 
     @property
     def passes(self) -> int:
@@ -210,7 +211,7 @@ class _PerUser(Estimator):
 
 
 class PerUserPRank(_PerUser):
-    """PRank (Crammer & Singer 2005, Fig. 2; :class:`.prank.PRank`) fitted per user in the
+    """PRank (Crammer & Singer 2005, Fig. 2; the compiled round of :class:`.prank.PRank`) fitted per user in the
     kernel's feature space: ``n_passes`` online passes over the user's rated training items,
     each in a fresh random order."""
 
@@ -221,7 +222,33 @@ class PerUserPRank(_PerUser):
         self.n_items, self.n_ranks, self.n_passes, self.em_iters, self.seed = n_items, n_ranks, n_passes, em_iters, seed
 
     def _learner(self, seed):
-        return PRank(n_ranks=self.n_ranks)
+        return _PRankStep(n_ranks=self.n_ranks)
+
+
+class _PRankStep(OnlineRanker):
+    """PRank's state and the package's compiled PRank round and prediction
+    (``_compiled.prank_online``, ``_compiled.predict_linear``: the loops
+    :class:`.prank.PRank` runs, called here directly, so that these cells' code is that loop
+    and not the PRank class's module)."""
+
+    name = "prank_step"
+
+    def __init__(self, *, n_ranks: int = 5):
+        self.n_ranks = n_ranks
+
+    def _init_state(self, n_features: int) -> None:
+        self.coef_ = np.zeros(n_features)
+        self.thresholds_ = np.zeros(self.n_ranks - 1)
+
+    def _online(self, X, y):
+        out = np.empty(X.shape[0], dtype=np.int64)
+        _compiled.prank_online(*rows(X), y, self.coef_, self.thresholds_, False, out)
+        return out
+
+    def _predict(self, X):
+        out = np.empty(X.shape[0], dtype=np.int64)
+        _compiled.predict_linear(*rows(X), self.coef_, self.thresholds_, out)
+        return out
 
 
 class PerUserOAPBPM(_PerUser):
