@@ -31,13 +31,16 @@ SOURCES = {"arena/online_synthetic": "harrington2003/table1",
            "arena/online_min200": "crammer_singer2005/fig7_min200",
            "arena/letor_ohsumed": "elsas2008/table4_ohsumed",
            "arena/letor_mq2008": "elsas2008/table4_td2003"}
+#: the collaborative family's experiments: yu2006/tables at one training size each (tests/test_per_user.py)
+COLLAB = [f"arena/collab_gp_n{n}" for n in (100, 200, 300, 400)]
 
 
 def test_families_name_their_experiments():
-    assert list_arenas(CONFIG) == ["letor", "online", "online_test"]
+    assert list_arenas(CONFIG) == ["collab_gp", "collab_gp_zero_one", "letor", "online", "online_test"]
     assert sorted(load_arena("online", CONFIG).experiments + load_arena("letor", CONFIG).experiments) == sorted(SOURCES)
     assert set(load_arena("online_test", CONFIG).experiments) < set(load_arena("online", CONFIG).experiments)
-    assert sorted(n for n in list_experiments(CONFIG) if n.startswith("arena/")) == sorted(SOURCES)
+    assert load_arena("collab_gp", CONFIG).experiments == load_arena("collab_gp_zero_one", CONFIG).experiments == COLLAB
+    assert sorted(n for n in list_experiments(CONFIG) if n.startswith("arena/")) == sorted([*SOURCES, *COLLAB])
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))

@@ -39,7 +39,8 @@ def asked(monkeypatch):
 
 
 #: the experiments whose builder keeps arrays (checked against the catalog below)
-KEEPING = ["shivaswamy2012/fig4", "shivaswamy2012/fig5", "yu2006/tables"]
+KEEPING = ["arena/collab_gp_n100", "arena/collab_gp_n200", "arena/collab_gp_n300", "arena/collab_gp_n400",
+           "shivaswamy2012/fig4", "shivaswamy2012/fig5", "yu2006/tables"]
 
 
 def test_every_experiment_that_keeps_arrays_is_built():

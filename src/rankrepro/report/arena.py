@@ -3,8 +3,9 @@
 A family is defined by ``config/arena/<family>.yaml``: its member experiments (ordinary
 experiments of the catalog, ``config/experiment/arena/*.yaml``, each one data set with its
 paper's protocol and seeds), the metric that ranks the learners and which way is better, what a
-block of the comparison is (a data set, or a fold of a data set), and, for a learner run on a
-grid, the setting that enters the comparison (fixed in the file before any result is seen).
+block of the comparison is (a data set, or a fold of a data set), for a learner run on a grid,
+the setting that enters the comparison (fixed in the file before any result is seen), and, when
+members share a data set (e.g. one experiment per training size), each member's column label.
 
 From the members' cells it computes, per learner and data set, the mean and 95% Student-t
 interval of the metric (its last round for a curve), each learner's average rank over the
@@ -33,7 +34,7 @@ from ..stats import (block_ranks, cd_groups, critical_difference, friedman, neme
                      t_interval)
 
 #: the keys of config/arena/<family>.yaml
-KEYS = ("title", "description", "experiments", "metric", "better", "blocks", "alpha", "enter", "notes")
+KEYS = ("title", "description", "experiments", "labels", "metric", "better", "blocks", "alpha", "enter", "notes")
 BLOCKS = ("dataset", "fold")
 
 
@@ -58,6 +59,9 @@ class Arena:
     notes: list[str] = field(default_factory=list)
     description: str = ""
     text: str = ""  # the file as written
+    #: the column label of a member experiment (default: its data set's name), for members
+    #: that share a data set (e.g. one per training size)
+    labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def lower_is_better(self) -> bool:
@@ -110,8 +114,14 @@ def load_arena(family: str, config_dir: str | os.PathLike, experiments: list[str
     notes = raw.get("notes") or []
     if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
         raise ArenaError(family, "notes", "a list of sentences")
+    labels = raw.get("labels") or {}
+    if not isinstance(labels, dict) or not all(isinstance(v, str) and v for v in labels.values()):
+        raise ArenaError(family, "labels", "a mapping member experiment -> its column's label")
+    for name in labels:
+        if name not in exps:
+            raise ArenaError(family, f"labels.{name}", f"not one of the family's experiments ({', '.join(exps)})")
     return Arena(family, str(raw["title"]), list(exps), raw["metric"], raw["better"], raw["blocks"], float(alpha),
-                 dict(enter), list(notes), str(raw.get("description") or ""), text)
+                 dict(enter), list(notes), str(raw.get("description") or ""), text, dict(labels))
 
 
 def entering_cells(arena: Arena, exps: dict[str, Experiment]) -> dict[str, dict[str, str]]:
@@ -176,10 +186,12 @@ def compare(arena: Arena, exps: dict[str, Experiment], trials: dict[str, pd.Data
             datasets: dict[str, str] | None = None) -> dict:
     """The comparison's record from each member's per-trial cell table (``trials[name]``, the
     concatenated cell files).  ``datasets``: the label of each member's data (default: the
-    data set's name)."""
+    family's ``labels``, else the data set's name)."""
     cells = entering_cells(arena, exps)
     first = exps[arena.experiments[0]]
-    labels = {a: next(c.label for c in first.cells if c.algorithm == a) for a in cells}
+    # the learner's own label (a setting that differs between members, e.g. the training size
+    # of each, is the column's, not the learner's)
+    labels = {a: str(first.cfg.algorithms[a].label) for a in cells}
     for alg in cells:  # a learner of a grid: the label says which setting entered
         cid = cells[alg][arena.experiments[0]]
         cell = first.cell(cid)
@@ -217,7 +229,7 @@ def compare(arena: Arena, exps: dict[str, Experiment], trials: dict[str, pd.Data
     cd = critical_difference(k, n, arena.alpha)
     pairs = pairwise_rank_tests(fr.avg_ranks, n, arena.alpha)
     groups = cd_groups(fr.avg_ranks, cd)
-    datasets = datasets or {name: dataset_name(exps[name]) for name in arena.experiments}
+    datasets = datasets or {name: arena.labels.get(name) or dataset_name(exps[name]) for name in arena.experiments}
     learner_rows = []
     for j, alg in enumerate(learners):
         vals = {}
