@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -35,6 +36,7 @@ def run(scale: str, cores: int, keep: bool, batch: bool = False, repeat: bool = 
     # a clean results folder: nothing committed counts as done
     for d in ("results", "figures", "runs"):
         shutil.rmtree(clone / d, ignore_errors=True)
+    _restore_inputs(clone)
     # the fetched and processed data as hard links (instant; the data rules write through a
     # temporary file and a rename, so nothing here can change this checkout's files), then
     # `make reproduce`'s first step, untimed: the clone's scripts are newer than these files, so
@@ -60,6 +62,7 @@ def run(scale: str, cores: int, keep: bool, batch: bool = False, repeat: bool = 
         # catalog, the arrays kept beside the data and Numba's compiled kernels are kept
         for d in ("results", "figures", "runs"):
             shutil.rmtree(clone / d, ignore_errors=True)
+        _restore_inputs(clone)
         env["RANKREPRO_JOB_TIMES"] = str(tmp / "jobs-repeat.jsonl")
         t1 = time.perf_counter()
         subprocess.run(cmd, cwd=clone, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -71,6 +74,22 @@ def run(scale: str, cores: int, keep: bool, batch: bool = False, repeat: bool = 
     else:
         shutil.rmtree(tmp, ignore_errors=True)
     return summarize(jobs, wall, rewall, scale, cores, batch, repeat)
+
+
+#: what the workflow writes under results/ (everything else there is an input it reads: the
+#: verification records of `rankrepro verify` and the evidence records of scripts/)
+MADE = re.compile(r"^results/(report/.*|arena/comparison/.*|[^/]+/[^/]+/cells/.*|[^/]+/[^/]+/all_cells\.parquet"
+                  r"|[^/]+/[^/]+\.(csv|md|json|config\.yaml))$")
+
+
+def _restore_inputs(clone: Path) -> None:
+    """Put back the committed files under results/ that no rule writes (a diagnosis quoting an
+    evidence record, e.g. results/yu2006/tables/fit_cap.json, fails without it at paper scale)."""
+    files = subprocess.run(["git", "ls-files", "results"], cwd=clone, capture_output=True, text=True,
+                           check=True).stdout.split()
+    keep = [f for f in files if not MADE.match(f)]
+    if keep:
+        subprocess.run(["git", "checkout", "--", *keep], cwd=clone, check=True)
 
 
 def _core_minutes(j: dict) -> float:
@@ -120,13 +139,16 @@ def where_the_time_goes(jobs: list[dict], scale: str) -> dict:
             r = rows[j["experiment"].split("/")[0]]
             r["sensitivity" if "~" in (j.get("cell") or "") else "main"] += _core_minutes(j)
             r["jobs"] += 1
-    other = sum(j["work_s"] for j in jobs if j["rule"] not in ("run_cell", "run_all_cells")) / 60
+    others = [j for j in jobs if j["rule"] not in ("run_cell", "run_all_cells")]
+    other = sum(_core_minutes(j) for j in others)
     startup = sum(j["startup_s"] or 0.0 for j in jobs) / 60
     # the cells this checkout's workflow takes from a twin instead of computing them
     # (pipeline.cells.twin_cells): what they cost when they were computed in this run
     twins = _twins(jobs, scale)
-    twin_min = sum(_core_minutes(j) for j in jobs if j["rule"] == "run_cell" and (j["experiment"], j["cell"]) in twins)
-    return {"papers": dict(sorted(rows.items())), "other_work_min": other, "startup_min": startup,
+    # (their work: a copy still starts a job)
+    twin_min = sum(_core_minutes(j) - (j["startup_s"] or 0.0) / 60 for j in jobs
+                   if j["rule"] == "run_cell" and (j["experiment"], j["cell"]) in twins)
+    return {"papers": dict(sorted(rows.items())), "other_min": other, "other_jobs": len(others), "startup_min": startup,
             "twins": len(twins), "twin_jobs": sum(1 for j in jobs if (j.get("experiment"), j.get("cell")) in twins),
             "twin_min": twin_min}
 
@@ -162,23 +184,21 @@ def markdown(r: dict) -> str:
     lines += [f"| {e} | {c or '(all cells)'} | {s:.1f} |" for e, c, s in r["slowest"]]
     w = r.get("where")
     if w:
-        total = sum(v["main"] + v["sensitivity"] for v in w["papers"].values())
-        total += w["startup_min"] + w["other_work_min"]
-        lines += ["", "Where the core-minutes go (cell jobs: CPU of their work; the sensitivity cells rerun "
-                  "main cells under the open protocol choices' other values):", "",
+        total = sum(v["main"] + v["sensitivity"] for v in w["papers"].values()) + w["other_min"]
+        lines += ["", "Where the core-minutes go (the CPU time of every job's process, its start-up included; the "
+                  "sensitivity cells rerun main cells under the open protocol choices' other values):", "",
                   "| paper | main cells | sensitivity cells | cell jobs |", "|---|---|---|---|"]
         lines += [f"| {p} | {v['main']:.1f} | {v['sensitivity']:.1f} | {v['jobs']} |" for p, v in w["papers"].items()]
-        lines += [f"| job start-up (every job, process start to start of work) | {w['startup_min']:.1f} | | "
-                  f"{r['jobs']} |",
-                  f"| records, figures, comparisons, report (their work) | {w['other_work_min']:.1f} | | |",
-                  f"| **all** | **{total:.1f}** | | |", "",
-                  f"On {r['cores']} cores no schedule can take less than {total / r['cores']:.1f} min of wall time "
-                  "for this work."]
+        lines += [f"| records, figures, comparisons, report | {w['other_min']:.1f} | | {w['other_jobs']} |",
+                  f"| **all** | **{total:.1f}** | | {r['jobs']} |", "",
+                  f"Of this, the jobs' start-up (process start to start of work, wall time) is about "
+                  f"{w['startup_min']:.1f} core-minutes. On {r['cores']} cores no schedule can take less than "
+                  f"{total / r['cores']:.1f} min of wall time for this work."]
         if w.get("twin_jobs"):
             left = total - w["twin_min"]
             lines += ["", f"Of these, {w['twin_jobs']} cell jobs ({w['twin_min']:.1f} core-minutes of work) compute "
                       "what another cell computes; this checkout's workflow takes their results from that cell "
-                      "instead (`pipeline.cells.twin_cells`, a copy each): without their work the run needs "
+                      "instead (`pipeline.cells.twin_cells`, a job that copies): without that work the run needs "
                       f"{left:.1f} core-minutes, at least {left / r['cores']:.1f} min on {r['cores']} cores."]
     return "\n".join(lines)
 
