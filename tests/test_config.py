@@ -95,8 +95,9 @@ def test_new_experiment_needs_no_code(tmp_path, config_dir):
     """The README's example: OAP-BPM with tau = 0.05 as a new artefact."""
     cfg = _copy_config(tmp_path, config_dir)
     (cfg / "experiment" / "harrington2003" / "bpm_tau005.yaml").write_text(NEW_EXPERIMENT)
-    cat = load_catalog("smoke", config_dir=cfg)
-    exp = cat["harrington2003/bpm_tau005"]
+    # composed and checked alone (the whole catalog with it, and its cells planned by the
+    # workflow: tests/test_fresh_clone.py)
+    exp = load_experiment("harrington2003/bpm_tau005", "smoke", config_dir=cfg)
     assert [c.id for c in exp.cells] == ["prank", "oap_bpm-tau0.05"]
 
 
