@@ -22,6 +22,7 @@ need for 80% power at its Holm level, taking the observed mean and spread as the
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,14 +57,39 @@ class Test:
         return 1.0 if math.isnan(self.p_greater) else self.p_greater
 
 
+#: id(trials) -> (a weak reference to it, its row count, its row positions by (cell, metric),
+#: the values already asked for): the claims of an artefact, its sensitivity analysis and its
+#: family's claims read the same frames thousands of times (the frames are never changed in place)
+_FRAMES: dict[int, tuple[weakref.ref, int, dict, dict]] = {}
+
+
+def _frame_index(trials: pd.DataFrame) -> tuple[dict, dict]:
+    hit = _FRAMES.get(id(trials))
+    if hit is None or hit[0]() is not trials or hit[1] != len(trials):
+        for k in [k for k, v in _FRAMES.items() if v[0]() is None]:
+            del _FRAMES[k]
+        groups = trials.groupby(["cell", "metric"], sort=False, observed=True).indices if len(trials) else {}
+        hit = _FRAMES[id(trials)] = (weakref.ref(trials), len(trials), groups, {})
+    return hit[2], hit[3]
+
+
 def trial_values(trials: pd.DataFrame, cell: str, metric: str, rnd) -> pd.Series:
-    """A cell's per-trial values of ``metric`` (at round ``rnd`` for a curve), by trial."""
-    t = trials[(trials["cell"] == cell) & (trials["metric"] == metric)]
-    if rnd is None or (isinstance(rnd, float) and math.isnan(rnd)) or rnd is pd.NA:
+    """A cell's per-trial values of ``metric`` (at round ``rnd`` for a curve), by trial.  Kept per
+    frame: the same Series object for the same question (never changed in place by its users)."""
+    no_round = rnd is None or (isinstance(rnd, float) and math.isnan(rnd)) or rnd is pd.NA
+    groups, done = _frame_index(trials)
+    key = (cell, metric, None if no_round else int(rnd))
+    if key in done:
+        return done[key]
+    pos = groups.get((cell, metric))
+    # trials[(trials.cell == cell) & (trials.metric == metric)]: the same rows, in the same order
+    t = trials.iloc[pos] if pos is not None else trials.iloc[:0]
+    if no_round:
         t = t[t["round"].isna()] if t["round"].notna().any() and t["round"].isna().any() else t
     else:
         t = t[t["round"] == int(rnd)]
-    return t.groupby("trial")["value"].last().sort_index()
+    done[key] = out = t.groupby("trial")["value"].last().sort_index()
+    return out
 
 
 def less(x: pd.Series, y: pd.Series, what: str) -> Test:

@@ -230,13 +230,18 @@ def claim_pvalues(exp: Experiment, trials: pd.DataFrame) -> list[float]:
     return [r.stats["p"] for r in rs if r.stats is not None and r.verdict != "not evaluable"]
 
 
-def family_pvalues(groups: dict[str, list[str]], load, read) -> Family:
+def family_pvalues(groups: dict[str, list[str]], load, read, known: dict[str, list[float]] | None = None) -> Family:
     """The family of the paper's other artefacts: ``groups`` their cell files by experiment
-    name, ``load(name)`` the experiment, ``read(paths)`` the trials of cell files."""
+    name, ``load(name)`` the experiment, ``read(paths)`` the trials of cell files; ``known``:
+    the p-values of experiments already computed from the same files (name -> p-values; added
+    to), when one process aggregates several artefacts of a paper."""
     names, ps = [], []
+    known = {} if known is None else known
     for name in sorted(groups):
         names.append(name)
-        ps += claim_pvalues(load(name), read(groups[name]))
+        if name not in known:
+            known[name] = claim_pvalues(load(name), read(groups[name]))
+        ps += known[name]
     return Family(tuple(names), tuple(ps))
 
 
