@@ -40,7 +40,7 @@ verify: $(STAMP)
 
 ## every artefact tiny, end to end (outputs in runs/smoke/)
 smoke: $(STAMP)
-	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke batch_cells=true
+	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke batch_cells=paper
 
 ## the test suite (first makes sure headless Chromium is there for the report's browser test)
 test: $(STAMP) browser

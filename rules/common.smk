@@ -5,6 +5,7 @@ import logging
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import yaml
 from snakemake.exceptions import WorkflowError
@@ -70,7 +71,11 @@ for _exp in CATALOG.values():
     write_resolved(_exp, resolved_path(_exp.name, SCALE))
 # runtime option: run each artefact's cells in one job (saves ~2 s of start-up per cell;
 # `make smoke` uses it), instead of one job per sweep cell
-BATCH = str(config.get("batch_cells", False)).lower() in ("1", "true", "yes")
+BATCH = str(config.get("batch_cells", False)).lower() in ("1", "true", "yes", "paper")
+# batch_cells=paper (`make smoke`): one job per paper runs its cells and writes its records and
+# figures (the summarise_<paper> rules of rules/experiments.smk), ~1 s of start-up and imports saved per
+# artefact, for a machine of its own (on a cluster, batch_cells=true spreads the artefacts)
+BATCH_PAPERS = str(config.get("batch_cells", False)).lower() == "paper"
 # runtime option: where a job's trials run (joblib backend; "dask" with dask_scheduler=<address>
 # uses a running dask.distributed cluster).  Read by the job scripts; checked here, before any job.
 BACKEND = str(config.get("backend", DEFAULT_BACKEND))
@@ -100,6 +105,10 @@ def _families():
 
 
 ARENAS = _families()
+# batch_cells=paper: a family whose experiments are all one paper's is compared in that paper's
+# job (rules/experiments.smk), not by rule arena_comparison (family -> paper)
+FOLDED = {f: CATALOG[a.experiments[0]].paper for f, a in ARENAS.items()
+          if BATCH_PAPERS and len({CATALOG[n].paper for n in a.experiments}) == 1}
 
 
 # decided once: the cells another experiment computes exactly, on the same data (the arena's
@@ -177,6 +186,11 @@ def kept_constraint(paths):
 KEPT_RECORDS = kept_constraint([n for n in KEPT])
 KEPT_FIGURES = kept_constraint([f"{CATALOG[n].paper}/{CATALOG[n].figure_file}" for n in KEPT
                                 if CATALOG[n].figure_file is not None])
+if BATCH:
+    # one job per paper makes its records and figures (rules/experiments.smk: summarise_<paper>)
+    KEPT_RECORDS = KEPT_FIGURES = "(?!)"
+# the papers whose artefacts' cells rule run_all_cells runs (none when each paper's job runs them)
+CELL_BATCHES = "(?!)" if BATCH_PAPERS else r"[A-Za-z0-9_]+"
 
 
 # the names that are parts of paths, as the catalog checks them (rankrepro.pipeline.names)
@@ -222,7 +236,10 @@ def processed(name):
 
 
 def cell_files(wildcards):
-    exp = experiment_of(wildcards)
+    return cells_of(experiment_of(wildcards))
+
+
+def cells_of(exp):
     if not runnable(exp):
         return []
     if BATCH:
@@ -236,7 +253,10 @@ def sibling_cell_files(wildcards):
     """The cell files of the other experiments of the claim family (experiment.claim_family:
     the five papers' configs name their paper) that run here: a claim's verdict is adjusted
     over its family (Holm, claims/testing.py), so it depends on their cells."""
-    exp = experiment_of(wildcards)
+    return siblings_of(experiment_of(wildcards))
+
+
+def siblings_of(exp):
     fam = claim_family(exp)
     files = []
     for other in CATALOG.values():
@@ -376,3 +396,26 @@ def arena_cells(wildcards):
 def arena_outputs():
     return made([p for f in ARENAS if arena_made_here(f)
                  for p in (out(f"results/arena/comparison/{f}.json"), out(f"figures/arena/comparison/cd_{f}.png"))])
+
+
+# ---- batch mode (rules/experiments.smk: summarise_<paper>)
+
+
+def summarised(exp):
+    """What job_summarise is told of one artefact (and makes of it)."""
+    rec = {"experiment": exp.name, "status": vars(DATA_STATUS[exp.name]),
+           "cells": [p for p in cells_of(exp) if p.endswith(".parquet")],
+           "siblings": siblings_of(exp) if runnable(exp) else [],
+           **{k: out(f"results/{exp.paper}/{exp.artefact}.{k}") for k in ("csv", "md", "json")}}
+    if exp.cfg.experiment.figure is not None and runnable(exp):
+        rec.update({k: out(f"figures/{exp.paper}/{exp.figure_file}.{k}") for k in ("png", "pdf")})
+    return rec
+
+
+def batched_runs(members):
+    """The artefacts whose cells a paper's job runs (batch_cells=paper): each one's all-cells file and data."""
+    if not BATCH_PAPERS:
+        return []
+    return [{"experiment": e.name, "output": out(f"results/{e.paper}/{e.artefact}/all_cells.parquet"),
+             "data": [processed(DATA_STATUS[e.name].used)] if DATA_STATUS[e.name].used else []}
+            for e in members if runnable(e)]

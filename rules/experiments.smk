@@ -30,6 +30,8 @@ rule run_cell:
 
 
 rule run_all_cells:
+    wildcard_constraints:
+        paper=CELL_BATCHES,
     input:
         data=cell_data,
     output:
@@ -108,3 +110,49 @@ rule figure:
         "../environment.yml"
     script:
         "../scripts/figure.py"
+
+
+# batch mode (batch_cells=true or paper): each paper's records and figures in one job, the same
+# files the aggregate and figure rules write (~2 s of start-up and reading saved per file;
+# jobs.job_summarise); those two rules make nothing in this mode (common.smk: KEPT_RECORDS).
+# With batch_cells=paper (`make smoke`) the job runs the paper's cells first (jobs.job_run_all_cells).
+if BATCH:
+    for _paper in sorted({e.paper for e in CATALOG.values()}):
+        _members = [e for e in CATALOG.values() if e.paper == _paper and e.name not in KEPT]
+        if not _members:
+            continue
+        _parts = [summarised(e) for e in _members]
+        _runs = batched_runs(_members)
+        _made = {r["output"] for r in _runs}
+        _compared = [{"family": f, "cells": arena_cells(SimpleNamespace(family=f)),
+                      **{k: out(f"results/arena/comparison/{f}.{k}") for k in ("json", "md", "csv")},
+                      **{k: out(f"figures/arena/comparison/cd_{f}.{k}") for k in ("png", "pdf")}}
+                     for f, p in FOLDED.items() if p == _paper and arena_made_here(f)]
+
+        rule:
+            name:
+                f"summarise_{_paper}"
+            input:
+                data=sorted({p for r in _runs for p in r["data"]}),
+                cells=sorted(({p for a in _parts for p in a["cells"] + a["siblings"]}
+                              | {p for c in _compared for p in c["cells"]}) - _made),
+                definitions=[f"config/arena/{c['family']}.yaml" for c in _compared],
+            output:
+                [r["output"] for r in _runs] + [a[k] for a in _parts for k in ("csv", "md", "json", "png", "pdf") if k in a]
+                + [c[k] for c in _compared for k in ("json", "md", "csv", "png", "pdf")],
+            log:
+                out(f"logs/{_paper}.summarise.log"),
+            params:
+                paper=_paper,
+                runs=_runs,
+                artefacts=_parts,
+                comparisons=_compared,
+                scale=SCALE,
+                config_dir=CONFIG_DIR,
+                fingerprints=[config_fingerprint(e) for e in _members],
+            threads: 1
+            priority: round(sum(artefact_priority(e, CELL_SECONDS) for e in _members), 3) if _runs else 0
+            conda:
+                "../environment.yml"
+            script:
+                "../scripts/summarise.py"

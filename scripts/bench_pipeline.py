@@ -6,7 +6,7 @@ docs/benchmarks.md (between the ``pipeline-bench`` markers): the wall time, the 
 core-minutes of the trials, and the per-job overhead (process start to start of work).  At paper scale it also keeps each
 cell's seconds in rules/cell_seconds.json, which the workflow reads to start long cells first.
 
-    python scripts/bench_pipeline.py --scale smoke --cores 2 --batch-cells --repeat  # as `make smoke`
+    python scripts/bench_pipeline.py --scale smoke --cores 2 --batch-cells --repeat  # as `make smoke` (batch_cells=paper)
     python scripts/bench_pipeline.py --scale paper --cores 2      # ~35 min on 2 cores
 """
 
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- pipeline-bench:start -->", "<!-- pipeline-bench:end -->"
 
 
-def run(scale: str, cores: int, keep: bool, batch: bool = False, repeat: bool = False) -> dict:
+def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bool = False) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="rankrepro-bench-"))
     clone = tmp / "repo"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
@@ -52,7 +52,7 @@ def run(scale: str, cores: int, keep: bool, batch: bool = False, repeat: bool = 
     subprocess.run([snakemake, "--cores", str(cores), "data"], cwd=clone, env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     env["RANKREPRO_JOB_TIMES"] = str(times)
-    cmd = [snakemake, "--cores", str(cores), "--config", f"scale={scale}"] + (["batch_cells=true"] if batch else [])
+    cmd = [snakemake, "--cores", str(cores), "--config", f"scale={scale}"] + ([f"batch_cells={batch}"] if batch else [])
     t0 = time.perf_counter()
     subprocess.run(cmd, cwd=clone, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - t0
@@ -99,10 +99,15 @@ def _core_minutes(j: dict) -> float:
     return (j["cpu_s"] if th == 1 else th * j["work_s"]) / 60
 
 
-def summarize(jobs: list[dict], wall: float, rewall: float | None, scale: str, cores: int, batch: bool,
+#: the jobs that run trials: one per cell, one per artefact (batch_cells=true), one per paper
+#: (batch_cells=paper, `make smoke`: its records, figures and comparisons included)
+CELL_RULES = ("run_cell", "run_all_cells", "run_paper")
+
+
+def summarize(jobs: list[dict], wall: float, rewall: float | None, scale: str, cores: int, batch: str | None,
               repeat: bool) -> dict:
     """The figures of a run from its jobs' time records (:mod:`rankrepro.timing`)."""
-    cells = [j for j in jobs if j["rule"] in ("run_cell", "run_all_cells")]
+    cells = [j for j in jobs if j["rule"] in CELL_RULES]
     per_paper = defaultdict(float)
     for j in cells:
         per_paper[j["experiment"].split("/")[0]] += _core_minutes(j)
@@ -135,11 +140,11 @@ def where_the_time_goes(jobs: list[dict], scale: str) -> dict:
     trial (records, figures, the arena's comparisons, the report)."""
     rows = defaultdict(lambda: {"main": 0.0, "sensitivity": 0.0, "jobs": 0})
     for j in jobs:
-        if j["rule"] in ("run_cell", "run_all_cells"):
+        if j["rule"] in CELL_RULES:
             r = rows[j["experiment"].split("/")[0]]
             r["sensitivity" if "~" in (j.get("cell") or "") else "main"] += _core_minutes(j)
             r["jobs"] += 1
-    others = [j for j in jobs if j["rule"] not in ("run_cell", "run_all_cells")]
+    others = [j for j in jobs if j["rule"] not in CELL_RULES]
     other = sum(_core_minutes(j) for j in others)
     startup = sum(j["startup_s"] or 0.0 for j in jobs) / 60
     # the cells this checkout's workflow takes from a twin instead of computing them
@@ -155,7 +160,7 @@ def where_the_time_goes(jobs: list[dict], scale: str) -> dict:
 
 def _twins(jobs: list[dict], scale: str) -> set:
     if not any(j["rule"] == "run_cell" for j in jobs):
-        return set()  # one job per artefact (batch_cells): every cell computed
+        return set()  # one job per artefact or paper (batch_cells): every cell computed
     from rankrepro.data.status import data_status
     from rankrepro.pipeline.catalog import default_cache_dir, load_catalog
     from rankrepro.pipeline.cells import twin_cells
@@ -167,6 +172,8 @@ def _twins(jobs: list[dict], scale: str) -> set:
 
 def markdown(r: dict) -> str:
     flags = "".join(f" --{k}" for k in ("batch-cells", "repeat") if r.get(k.replace("-", "_")))
+    if r.get("batch_cells") not in (None, "paper"):
+        flags = flags.replace("--batch-cells", f"--batch-cells {r['batch_cells']}")
     lines = [f"Whole pipeline at scale **{r['scale']}** on {r['cores']} cores from a clean results folder "
              f"(`python scripts/bench_pipeline.py --scale {r['scale']} --cores {r['cores']}{flags}`): "
              f"wall time **{r['wall_s'] / 60:.1f} min**, {r['jobs']} jobs ({r['cell_jobs']} running trials); "
@@ -209,15 +216,16 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--keep", action="store_true", help="keep the scratch clone")
     ap.add_argument("--no-write", action="store_true", help="print only; leave docs/benchmarks.md alone")
-    ap.add_argument("--batch-cells", action="store_true",
-                    help="one job per artefact, as `make smoke` runs (implies --no-write)")
+    ap.add_argument("--batch-cells", nargs="?", const="paper", choices=("paper", "true"),
+                    help="one job per paper (paper, the default: as `make smoke` runs) or per artefact (true); "
+                         "implies --no-write")
     ap.add_argument("--repeat", action="store_true",
                     help="time a second run from a clean results folder too (what is kept between runs kept)")
     ap.add_argument("--from-jobs", type=Path, metavar="JOBS_JSONL",
                     help="summarise a kept run's job times again (with --wall-s, its wall time) instead of running")
     ap.add_argument("--wall-s", type=float, help="the wall time of the run given by --from-jobs")
     a = ap.parse_args()
-    a.no_write = a.no_write or a.batch_cells
+    a.no_write = a.no_write or bool(a.batch_cells)
     if a.from_jobs:
         if a.wall_s is None:
             ap.error("--from-jobs needs --wall-s (the run's wall time, printed when it was kept)")

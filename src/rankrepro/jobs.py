@@ -12,7 +12,6 @@ from typing import Callable
 from .pipeline.catalog import load_experiment, load_resolved, resolved_path
 from .pipeline.cells import Experiment
 from .io import write_parquet
-from .pipeline.runner import run_cell
 
 
 def _load(experiment: str, scale: str, config_dir: str, sensitivity: bool | tuple = True) -> Experiment:
@@ -96,6 +95,8 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
         logger(f"{experiment} [{scale}] {cell}: the same computation as {twin} (same fingerprint, same data): "
                "its results taken, nothing computed")
     else:
+        from .pipeline.runner import run_cell
+
         with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
             df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger,
                           data_path=data[0] if data else None, reuse=kept)
@@ -111,6 +112,8 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
                       scheduler: str | None = None) -> None:
     """Every cell of one artefact in one process (the ``batch_cells`` option)."""
     import pandas as pd
+
+    from .pipeline.runner import run_cell
 
     exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
@@ -131,17 +134,54 @@ def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str]
     """Aggregate the cells, or, when the data could not be had (``status['runnable']`` is
     false), write the artefact's not-run record.  ``siblings``: the cell files of the paper's
     other artefacts, whose claims join this one's in the family Holm adjusts over."""
+    _aggregate(lambda name, sensitivity=True: _load(name, scale, config_dir, sensitivity=sensitivity), experiment,
+               cells, csv, md, json_out, status, siblings)
+
+
+def _aggregate(load: Callable[..., Experiment], experiment: str, cells: list[str], csv: str, md: str, json_out: str,
+               status: dict | None, siblings: list[str], known: dict[str, list[float]] | None = None) -> None:
     from .report.aggregate import family_pvalues
     from .report.artefact import build_artefact, build_not_run, load_cells
 
-    exp = _load(experiment, scale, config_dir)
+    exp = load(experiment)
     if status is not None and not status.get("runnable", True):
         # the workflow never plans this for a reproduced record (rules/common.smk: kept_records)
         build_not_run(exp, status.get("reason", ""), status.get("how_to_obtain", ""), csv, md, json_out)
         return
-    family = family_pvalues(_sibling_groups(siblings), lambda name: _load(name, scale, config_dir, sensitivity=False),
-                            load_cells)
+    family = family_pvalues(_sibling_groups(siblings), lambda name: load(name, sensitivity=False), load_cells, known)
     build_artefact(exp, cells, csv, md, json_out, data=status, family=family)
+
+
+def job_summarise(scale: str, config_dir: str, artefacts: list[dict], log: str | None = None,
+                  comparisons: list[dict] = ()) -> None:
+    """The records and figures of several artefacts in one process (``batch_cells``: one job
+    per paper): each is what :func:`job_aggregate` and :func:`job_figure` write, the same bytes,
+    but each experiment is read once and each sibling's claim p-values computed once.
+    ``artefacts``: per artefact, ``experiment``, ``cells``, ``csv``, ``md``, ``json``,
+    ``status``, ``siblings`` and, for a figure, ``png`` and ``pdf``.  ``comparisons``: arena
+    families compared after them, as :func:`job_arena` does (``family``, ``cells``, ``json``,
+    ``md``, ``csv``, ``png``)."""
+    logger = _logger(log)
+    loaded: dict[str, Experiment] = {}
+
+    def load(name: str, sensitivity: bool = True) -> Experiment:
+        # a sibling is read for its main cells and claims only, which the full experiment has too
+        if name not in loaded:
+            loaded[name] = _load(name, scale, config_dir)
+        return loaded[name]
+
+    known: dict[str, list[float]] = {}
+    for a in artefacts:
+        logger(f"{a['experiment']} [{scale}]: record" + (" and figure" if a.get("png") else ""))
+        _aggregate(load, a["experiment"], a["cells"], a["csv"], a["md"], a["json"], a.get("status"),
+                   a.get("siblings", []), known)
+        if a.get("png"):
+            from .report.figures import build_figure
+
+            build_figure(load(a["experiment"]), a["csv"], a["png"], a["pdf"], a["json"])
+    for c in comparisons:
+        logger(f"arena/{c['family']} [{scale}]: comparison")
+        _compare(load, c["family"], config_dir, c["cells"], c["json"], c["md"], c["csv"], c["png"])
 
 
 def _sibling_groups(paths: list[str]) -> dict[str, list[str]]:
@@ -305,11 +345,17 @@ def job_arena(family: str, scale: str, config_dir: str, cell_paths: list[str], o
               out_csv: str, out_png: str) -> None:
     """One arena family's comparison (rankrepro.report.arena) from its experiments' cell files
     (one file per cell, or one per experiment when the cells ran batched)."""
+    _compare(lambda name: _load(name, scale, config_dir), family, config_dir, cell_paths, out_json, out_md, out_csv,
+             out_png)
+
+
+def _compare(load: Callable[[str], Experiment], family: str, config_dir: str, cell_paths: list[str], out_json: str,
+             out_md: str, out_csv: str, out_png: str) -> None:
     from .config_files import list_experiments
     from .report.arena import build_comparison, load_arena
 
     arena = load_arena(family, config_dir, list_experiments(config_dir))
-    exps = {name: _load(name, scale, config_dir) for name in arena.experiments}
+    exps = {name: load(name) for name in arena.experiments}
     cells = {name: [p for p in cell_paths if f"/{exps[name].paper}/{exps[name].artefact}/" in p] for name in arena.experiments}
     build_comparison(arena, exps, cells, out_json, out_md, out_csv, out_png)
 
