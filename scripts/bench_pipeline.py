@@ -170,13 +170,17 @@ def _twins(jobs: list[dict], scale: str) -> set:
     return set(twin_cells(cat, used))
 
 
+def _wall(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+
+
 def markdown(r: dict) -> str:
     flags = "".join(f" --{k}" for k in ("batch-cells", "repeat") if r.get(k.replace("-", "_")))
     if r.get("batch_cells") not in (None, "paper"):
         flags = flags.replace("--batch-cells", f"--batch-cells {r['batch_cells']}")
     lines = [f"Whole pipeline at scale **{r['scale']}** on {r['cores']} cores from a clean results folder "
              f"(`python scripts/bench_pipeline.py --scale {r['scale']} --cores {r['cores']}{flags}`): "
-             f"wall time **{r['wall_s'] / 60:.1f} min**, {r['jobs']} jobs ({r['cell_jobs']} running trials); "
+             f"wall time **{_wall(r['wall_s'])}**, {r['jobs']} jobs ({r['cell_jobs']} running trials); "
              f"per-job overhead (process start to start of work) median **{r['startup_median_s']:.2f} s**, "
              f"{r['startup_total_min']:.1f} core-minutes in all; cores busy {100 * r['busy']:.0f}% of the wall time"
              + (f", serial tail (fewer jobs than cores until the end) {r['tail_s'] / 60:.1f} min." if r["tail_s"]
