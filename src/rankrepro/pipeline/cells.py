@@ -100,6 +100,9 @@ class Experiment:
     sensitivity_cells: list[Cell] = field(default_factory=list)
     #: the config as YAML, kept once made while the config is read-only (as a validated one is)
     _yaml: str | None = field(default=None, init=False, repr=False, compare=False)
+    #: cell id -> cell_fingerprint, kept while the config is read-only (the workflow's catalog:
+    #: its start computes every fingerprint for freshness.sync and again for twin_cells)
+    _fingerprints: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def paper(self) -> str:
@@ -149,9 +152,16 @@ class Experiment:
 def cell_fingerprint(exp: Experiment, cell: Cell) -> str:
     """Hash of everything that determines a cell's numbers -- its config values and the code
     that computes it (:mod:`.codeprint`): editing any of it reruns the cell, editing
-    anything else does not."""
-    return hashlib.sha256(json.dumps(_fingerprint_payload(exp, cell), sort_keys=True, default=str).encode()
-                          ).hexdigest()[:16]
+    anything else does not.  Kept per experiment while its config is read-only (the code's
+    digests are read once per process anyway: :func:`.codeprint.module_digest`)."""
+    frozen = OmegaConf.is_readonly(exp.cfg)
+    if frozen and cell.id in exp._fingerprints:
+        return exp._fingerprints[cell.id]
+    fp = hashlib.sha256(json.dumps(_fingerprint_payload(exp, cell), sort_keys=True, default=str).encode()
+                        ).hexdigest()[:16]
+    if frozen:
+        exp._fingerprints[cell.id] = fp
+    return fp
 
 
 def reused_trials(exp: Experiment, cell: Cell) -> tuple[str, int] | None:
