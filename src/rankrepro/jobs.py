@@ -308,6 +308,18 @@ def job_compile_kernels(output: str, log: str | None = None) -> None:
             check_protocol(cls, family)
             seconds[name] = round(time.perf_counter() - t0, 2)
             logger(f"{name}: its protocol's calls ran ({seconds[name]:.1f} s; kernels compiled or read back)")
+    # the simulated user of the coactive movie protocol (protocols/coactive.py), whose kernel no
+    # learner's calls reach: both of its questions, with the argument types that protocol passes
+    import numpy as np
+
+    from .algorithms.coactive import SortedUtilities
+
+    t0 = time.perf_counter()
+    U = np.random.default_rng(0).random((3, 7))
+    sorted_u = SortedUtilities(U)
+    sorted_u.feedback(np.ones_like(U, dtype=bool), np.argmax(U, axis=1), 0.5)
+    sorted_u.best(np.ones_like(U, dtype=bool))
+    seconds["coactive movie feedback"] = round(time.perf_counter() - t0, 2)
     Path(output).parent.mkdir(parents=True, exist_ok=True)
     Path(output).write_text(json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
 
