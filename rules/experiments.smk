@@ -138,7 +138,8 @@ if BATCH:
                               | {p for c in _compared for p in c["cells"]}) - _made),
                 definitions=[f"config/arena/{c['family']}.yaml" for c in _compared],
             output:
-                [r["output"] for r in _runs] + [a[k] for a in _parts for k in ("csv", "md", "json", "png", "pdf") if k in a]
+                [r["output"] for r in _runs]
+                + [a[k] for a in _parts for k in ("csv", "md", "json", "png", "pdf") if k in a]
                 + [c[k] for c in _compared for k in ("json", "md", "csv", "png", "pdf")],
             log:
                 out(f"logs/{_paper}.summarise.log"),
