@@ -30,7 +30,7 @@ def _outputs(d: Path, name: str) -> dict:
 
 
 def test_one_job_per_paper_writes_what_the_per_artefact_jobs_write(cells, tmp_path):
-    # (the experiments are composed from config/: no resolved files here)
+    # (both read the experiments as the jobs do: the resolved file a workflow run left, else composed)
     config = str(ROOT / "config")
     apart, together = tmp_path / "apart", tmp_path / "together"
     apart.mkdir()
