@@ -67,11 +67,12 @@ NO_MIRROR = ("needs the data mirror (set RANKREPRO_DATA_MIRROR to a folder of th
              "../shared/datasets beside the checkout; docs/data.md): none on this machine")
 
 
-def _data_env() -> dict:
+def data_env() -> dict:
+    """This process's environment with the data mirror named (:func:`data_mirror`), for the
+    workflow runs the suite starts."""
     env = dict(os.environ)
-    mirror = ROOT.parent / "shared" / "datasets"
-    if "RANKREPRO_DATA_MIRROR" not in env and mirror.is_dir():
-        env["RANKREPRO_DATA_MIRROR"] = str(mirror)
+    if "RANKREPRO_DATA_MIRROR" not in env and data_mirror() is not None:
+        env["RANKREPRO_DATA_MIRROR"] = str(data_mirror())
     return env
 
 
@@ -106,7 +107,7 @@ def pytest_configure(config):
     lock = open(ROOT / "data" / ".tests.lock", "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
     log = open(status.with_suffix(".log"), "w+")
-    proc = subprocess.Popen(_data_command(), cwd=ROOT, env=_data_env(), stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(_data_command(), cwd=ROOT, env=data_env(), stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
 
     def finish():
@@ -149,7 +150,7 @@ def repo_data():
         done = json.loads(Path(early).read_text()) if early and Path(early).is_file() else None
         if done is not None and done["returncode"] == 0:
             return ROOT / "data"
-        r = subprocess.run(_data_command(), cwd=ROOT, env=_data_env(), capture_output=True, text=True, timeout=900)
+        r = subprocess.run(_data_command(), cwd=ROOT, env=data_env(), capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     return ROOT / "data"
 

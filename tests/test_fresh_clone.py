@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import NO_MIRROR, ROOT, data_mirror, make_fresh_clone
+from conftest import NO_MIRROR, ROOT, data_env, data_mirror, make_fresh_clone
 
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 #: the learners defined in algorithms/prank.py (written out by hand: what the imports must give)
@@ -26,9 +26,7 @@ README_EXAMPLE = re.search(r"Create `config/experiment/harrington2003/bpm_tau005
 
 
 def _env(clone: Path) -> dict:
-    env = dict(os.environ)
-    if "RANKREPRO_DATA_MIRROR" not in env and data_mirror() is not None:
-        env["RANKREPRO_DATA_MIRROR"] = str(data_mirror())
+    env = data_env()
     # the clone's workflow imports the clone's package, edits included
     env["PYTHONPATH"] = os.pathsep.join([str(clone / "src"), env.get("PYTHONPATH", "")])
     return env
