@@ -69,9 +69,8 @@ import numpy as np
 from scipy import sparse
 
 from . import _compiled
-from .base import Estimator, OnlineRanker, Range, check_array, check_target, rows
-from .feature_maps import cosine_kernel
-from .gp import FitResult
+from .base import Estimator, OnlineRanker, Range, rows
+from .gp import FitResult, GPModel
 from .oap import OAPBPM
 
 
@@ -166,48 +165,19 @@ class _PerUser(Estimator):
         res.thresholds = np.array(thresholds).reshape(len(Ytr), self.n_ranks - 1)
         return res
 
-    # -- scikit-learn's face (as GPModel's) -----------------------------------------------------
+    # -- scikit-learn's face: GPModel's (the same checks and kept data, the kernel made on the
+    # training and predicted items, the users' ranks through fit_predict_kernel) ----------------
     def fit(self, X, y) -> "_PerUser":
         """Items ``X`` (one row per item: its features; the kernel is their cosine, as the GP
         models' prior) and ranks ``y``: one user's rank (1..n_ranks) of each item, or a
         (n_items, n_users) array, one column per user, 0 where the user did not rate the item.
         ``fit`` checks and keeps the training data; :meth:`predict` fits the users' rules (the
         kernel's feature map is made on the training items) and predicts."""
-        self._reset()
-        self._validate_params()
-        owner = type(self).__name__
-        X = check_array(X, owner)
-        y_arr = np.asarray(y) if y is not None else None
-        multi = y_arr is not None and y_arr.ndim == 2
-        Y = check_target(y, X.shape[0], owner, low=0 if multi else 1, high=self.n_ranks, ndim=(1, 2))
-        self.X_fit_, self.Y_fit_ = X, (Y if multi else Y[:, None]).T.copy()
-        self.multi_output_ = multi
-        self.n_features_in_ = X.shape[1]
-        return self
+        return GPModel.fit(self, X, y)
 
-    def predict(self, X) -> np.ndarray:
-        """Each user's predicted rank of each item of ``X``: shape (n, ) for one user, (n,
-        n_users) for several."""
-        self._check_fitted()
-        X = check_array(X, type(self).__name__, n_features=self.n_features_in_)
-        n, m = self.X_fit_.shape[0], X.shape[0]
-        K = cosine_kernel(np.vstack([self.X_fit_, X]))
-        Y = np.hstack([self.Y_fit_, np.zeros((self.Y_fit_.shape[0], m), dtype=np.int64)])
-        res = self.fit_predict_kernel(K, Y, np.arange(n), np.arange(n, n + m))
-        P = np.stack(res.pred, axis=1).astype(np.int64)
-        return P if self.multi_output_ else P[:, 0]
-
-    def score(self, X, y) -> float:
-        """Minus the mean absolute error over the rated entries (higher is better)."""
-        P = self.predict(X)
-        Y = np.asarray(y).reshape(P.shape)
-        seen = Y > 0
-        return -float(np.mean(np.abs(P[seen] - Y[seen])))
-
-    def _adjust_tags(self, tags) -> None:
-        tags.target_tags.positive_only = True
-        tags.target_tags.multi_output = True
-        tags.non_deterministic = False
+    predict = GPModel.predict
+    score = GPModel.score
+    _adjust_tags = GPModel._adjust_tags
 
 
 class PerUserPRank(_PerUser):
