@@ -192,7 +192,7 @@ def test_committed_disagreements_are_diagnosed(path):
     """Every claim not held, and every published cell on original data that differs, carries a
     diagnosis; a record on substitute data judges no published cell."""
     rec = json.loads(path.read_text())
-    if rec.get("status") != "reproduced":
+    if rec.get("status") != "ran":
         return
     undiagnosed = [c["id"] for c in rec["claims"] if c["verdict"] == "not held" and not c.get("diagnosis")]
     undiagnosed += [f"{t['label']} {t['metric']}" for t in rec["table"]

@@ -244,7 +244,8 @@ class Difference:
 
 
 def difference_interval(rep: Interval, published_mean: float, published_ci: float | None = None,
-                        published_n: int | None = None, confidence: float = 0.95) -> Difference:
+                        published_n: int | None = None, confidence: float = 0.95,
+                        rounding: float = 0.0, ci_rounding: float = 0.0) -> Difference:
     """The difference reproduced - published with its ``confidence`` interval.
 
     Our side: the standard error behind ``rep``'s Student-t half-width over ``rep.n`` trials
@@ -254,22 +255,32 @@ def difference_interval(rep: Interval, published_mean: float, published_ci: floa
     (``scipy.stats.ttest_ind(..., equal_var=False)``): se = sqrt(se_r^2 + se_p^2), degrees of
     freedom by Welch-Satterthwaite.  A published half-width with ``published_n`` = 1 is not a
     sampling interval but a bound (an exact value's printed precision) and is added to the
-    half-width; no published half-width: ours alone."""
+    half-width; no published half-width: ours alone.
+
+    The published numbers are printed rounded: a printed mean m stands for any value in
+    [m - ``rounding``, m + ``rounding``] (half a unit of its last digit) and a printed half-width
+    h for any in [max(0, h - ``ci_rounding``), h + ``ci_rounding``] (a printed +-0.00 for a
+    half-width in [0, 0.005)).  The interval returned is the union of the intervals of every
+    published pair those printed numbers allow: the widest published half-width (the half-width
+    grows with it) and ``rounding`` added on both sides, so that *consistent* means "consistent
+    with some value the paper could have printed this way", never a verdict decided by the
+    printing."""
     d = float(rep.mean) - float(published_mean)
     if not np.isfinite(d):
         return Difference(float("nan"), float("nan"), float("nan"), float("nan"), 0.0, "no result")
     parts = []
     if rep.n >= 2 and np.isfinite(rep.half_width):
         parts.append((se_from_half_width(rep.half_width, rep.n, confidence), float(rep.n - 1)))
-    bound, basis = 0.0, "reproduced" if parts else "exact"
+    bound, basis = float(rounding), "reproduced" if parts else "exact"
     if published_ci is not None:
         if published_n is None or published_n < 1:
             raise ValueError(f"a published half-width needs the paper's number of trials, got n = {published_n}")
         if published_n >= 2:
-            parts.append((se_from_half_width(published_ci, published_n, confidence), float(published_n - 1)))
+            parts.append((se_from_half_width(float(published_ci) + float(ci_rounding), published_n, confidence),
+                          float(published_n - 1)))
             basis = "welch"
         else:
-            bound, basis = float(published_ci), "bound"
+            bound, basis = bound + float(published_ci) + float(ci_rounding), "bound"
     se = float(np.sqrt(sum(s ** 2 for s, _ in parts)))
     df = welch_satterthwaite_df(*parts)
     half = (t_quantile(df, 0.5 + confidence / 2.0) * se if se > 0 else 0.0) + bound
@@ -304,18 +315,38 @@ class Equivalence:
     margin: float
 
 
-def equivalence(diff: Difference, margin: float, alpha: float = 0.05) -> Equivalence:
-    """:func:`tost` on ``diff``'s sampling part (se, df; a published bound is what the margin
-    is for and is not added) and the verdict of :class:`Equivalence`."""
-    p_lo, p_hi = tost(diff.difference, diff.se, diff.df, margin)
-    p = max(p_lo, p_hi)
-    if diff.se == 0:
-        beyond = abs(diff.difference) > margin
+def equivalence(diff: Difference, margin: float, alpha: float = 0.05, rounding: float = 0.0) -> Equivalence:
+    """:func:`tost` on ``diff``'s sampling part (se, df) and the verdict of :class:`Equivalence`,
+    allowing for the published value's printed rounding (``rounding``, half a unit of its last
+    digit): the true published value may lie anywhere within +-``rounding`` of the printed one,
+    so equivalence must hold for all of them (the tests are run within the margin less the
+    rounding, the worst case on each side) and *different* must hold for all of them (the
+    difference's 1 - alpha interval widened by the rounding lies outside the margin).  A margin
+    no larger than the rounding can never give *equivalent* (p = 1)."""
+    m_eff = float(margin) - float(rounding)
+    if m_eff <= 0:
+        p_lo = p_hi = 1.0
     else:
-        h = t_quantile(diff.df, 1 - alpha / 2) * diff.se
-        beyond = diff.difference - h > margin or diff.difference + h < -margin
+        p_lo, p_hi = tost(diff.difference, diff.se, diff.df, m_eff)
+    p = max(p_lo, p_hi)
+    h = 0.0 if diff.se == 0 else t_quantile(diff.df, 1 - alpha / 2) * diff.se
+    h += float(rounding)
+    beyond = diff.difference - h > margin or diff.difference + h < -margin
     verdict = "equivalent" if p < alpha else "different" if beyond else "undecided"
     return Equivalence(verdict, p, p_lo, p_hi, float(margin))
+
+
+def equivalence_reachable(diff: Difference, margin: float, alpha: float = 0.05, rounding: float = 0.0) -> bool:
+    """Could :func:`equivalence` say *equivalent* with this many trials at all: would a
+    difference of exactly 0, with the same standard error and degrees of freedom, pass both
+    one-sided tests within the margin less the rounding?  (Its 1 - 2 alpha interval,
+    +-t_{1-alpha, df} se, must fit inside +-(margin - rounding).)"""
+    m_eff = float(margin) - float(rounding)
+    if m_eff <= 0:
+        return False
+    if diff.se == 0:
+        return True
+    return bool(t_quantile(diff.df, 1 - alpha) * diff.se < m_eff)
 
 
 def printed_precision(value: float) -> float:

@@ -18,7 +18,7 @@ import pandas as pd
 from ..metrics import METRICS
 
 #: the keys every claim has, whatever its kind
-COMMON_FIELDS = ("id", "text", "kind", "metric", "lhs", "rounds", "diagnosis")
+COMMON_FIELDS = ("id", "text", "kind", "metric", "lhs", "rounds", "diagnosis", "trivial")
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ class Claim:
     expect: float | None = None
     factor: float = 1.0
     diagnosis: dict | None = None
+    #: why the claim is trivial (exact arithmetic, a description); "" for a substantive claim
+    trivial: str = ""
 
     @classmethod
     def from_config(cls, node: Any) -> "Claim":
@@ -61,7 +63,7 @@ class Claim:
         c["match"] = tuple(c.get("match") or ())
         if c.get("rounds") is not None:
             c["rounds"] = tuple(c["rounds"])
-        for k in ("significant", "stat", "direction", "factor"):
+        for k in ("significant", "stat", "direction", "factor", "trivial"):
             if k in c and c[k] is None:
                 del c[k]
         return cls(**c)
@@ -91,6 +93,8 @@ class ClaimResult:
     #: a tested claim: p_held, p_opposite, p, tests, test, p_adjusted, family, n_needed
     #: (:mod:`rankrepro.claims.testing`)
     stats: dict | None = None
+    #: why the claim is trivial (counted apart from the substantive ones); None for a substantive claim
+    trivial: str | None = None
 
 
 class Checks(Protocol):
@@ -157,7 +161,7 @@ class ClaimKind:
 
 
 def result(claim: Claim, verdict: str, evidence: str, fraction: float | None = None) -> ClaimResult:
-    return ClaimResult(claim.id, claim.text, verdict, evidence, fraction)
+    return ClaimResult(claim.id, claim.text, verdict, evidence, fraction, trivial=claim.trivial or None)
 
 
 # -------------------------------------------------------------------------------------

@@ -27,6 +27,12 @@ class Less(ClaimKind):
 
     def check(self, claim, chk):
         chk.check_selector("rhs", claim.rhs)
+        if claim.metric in TIMING_METRICS:
+            chk.require("metric", timing.decides(claim.metric),
+                        f"a claim about time is decided on CPU time; '{claim.metric}' is elapsed time, which "
+                        "the machine's load moves (use its CPU-time metric: "
+                        + ", ".join(sorted(k for k, v in timing.ELAPSED_OF.items() if v == claim.metric) or
+                                    [m for m, c in sorted(timing.CLOCKS.items()) if c == "cpu"]) + ")")
 
     def check_cells(self, claim, lhs, chk):
         rhs = chk.selected("rhs", claim.rhs)

@@ -150,22 +150,29 @@ def fields(o: Outcome) -> dict:
             "deciding": None if o.deciding is None else o.deciding.what}
 
 
-def adjust(results: list, alpha: float = ALPHA, others=()) -> None:
-    """Holm over the tested claims of ``results`` (ClaimResults whose ``stats`` is set) and the
-    p-values ``others`` (the rest of the family: the paper's other claims): sets
-    ``stats["p_adjusted"]``, ``stats["family"]`` (its size), the verdict, and for an
-    inconclusive one ``stats["n_needed"]`` (trials for 80% power at its Holm level)."""
+def adjust(results: list, alpha: float = ALPHA, others=(), name: str = "") -> None:
+    """Holm over the tested claims of ``results`` (ClaimResults whose ``stats`` is set) and
+    ``others`` (the rest of the family: the paper's other claims, as (key, p) pairs or bare
+    p-values): sets ``stats["p_adjusted"]``, ``stats["family"]`` (its size), the verdict, and
+    for an inconclusive one ``stats["n_needed"]`` (trials for 80% power at its Holm level).
+
+    The family is ranked by p-value, ties by the claim's key (``<paper>/<artefact>:<id>``,
+    ``name`` the artefact of ``results``), so that every record of a family gives a claim the
+    same rank.  A claim whose tests point neither way (``p_held`` = ``p_opposite``) is
+    *inconclusive* whatever its adjusted p-value."""
     tested = [r for r in results if r.stats is not None and r.verdict != "not evaluable"]
-    ps = [r.stats["p"] for r in tested] + [float(p) for p in others]
+    pairs = [(f"{name}:{r.id}", r.stats["p"]) for r in tested]
+    pairs += [(str(o[0]), float(o[1])) if isinstance(o, (tuple, list)) else ("", float(o)) for o in others]
+    ps = [p for _, p in pairs]
     adj = holm(ps)
     m = len(ps)
-    order = np.argsort(ps, kind="stable")
-    rank = {int(i): k for k, i in enumerate(order)}
+    order = sorted(range(m), key=lambda i: (np.nan_to_num(ps[i], nan=np.inf), pairs[i][0]))
+    rank = {i: k for k, i in enumerate(order)}
     for i, (r, pa) in enumerate(zip(tested, adj)):
         st = r.stats
         st["p_adjusted"] = float(pa)
         st["family"] = m
-        if pa < alpha:
+        if pa < alpha and st["p_held"] != st["p_opposite"]:
             r.verdict = "held" if st["p_held"] < st["p_opposite"] else "not held"
         else:
             r.verdict = "inconclusive"
@@ -187,7 +194,7 @@ def provisional(o: Outcome, alpha: float = ALPHA) -> str:
     """The verdict of one claim alone (a family of one): :func:`adjust` replaces it."""
     if o.tests == 0:
         return "not evaluable"
-    if o.p < alpha:
+    if o.p < alpha and o.p_held != o.p_opposite:
         return "held" if o.p_held < o.p_opposite else "not held"
     return "inconclusive"
 

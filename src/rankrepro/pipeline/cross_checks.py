@@ -199,9 +199,27 @@ def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
     from ..protocols import PROTOCOLS
 
     e = cfg.experiment
+    eq = e.equivalence
+    if eq is not None:
+        require(name, "experiment.equivalence", eq.margin is None or eq.relative is None,
+                "give either margin (absolute) or relative (a share of each published value), not both")
+        require(name, "experiment.equivalence.margin",
+                eq.margin is None or (math.isfinite(eq.margin) and 0 < eq.margin < 1e6),
+                f"an equivalence margin must be a finite number > 0 in the metric's unit, got {eq.margin}")
+        require(name, "experiment.equivalence.relative",
+                eq.relative is None or (math.isfinite(eq.relative) and 0 < eq.relative <= 1),
+                f"a relative equivalence margin must be a share in (0, 1], got {eq.relative}")
+        require(name, "experiment.equivalence.why",
+                (eq.margin is None and eq.relative is None) or bool(str(eq.why or "").strip()),
+                "say why this margin (a difference that matters in the paper's own unit), before seeing results")
     for i, p in enumerate(e.published):
         key = f"experiment.published[{i}]"
         require(name, f"{key}.mean", math.isfinite(p.mean), f"must be a finite number, got {p.mean}")
+        require(name, f"{key}.precision", p.precision is None or (math.isfinite(p.precision) and p.precision > 0),
+                f"the unit of the printed last digit must be a finite number > 0, got {p.precision}")
+        require(name, f"{key}.ci_precision",
+                p.ci_precision is None or (math.isfinite(p.ci_precision) and p.ci_precision > 0 and p.ci is not None),
+                f"the unit of ci's printed last digit must be a finite number > 0, with a ci, got {p.ci_precision}")
         require(name, f"{key}.ci", p.ci is None or (math.isfinite(p.ci) and p.ci >= 0),
                 f"a 95% half-width must be a finite number >= 0, got {p.ci}")
         _selector_values(name, f"{key}.select", OmegaConf.to_container(p.select), cells)

@@ -116,8 +116,14 @@ class PublishedCfg:
     #: the number of trials behind ``ci`` (None: the experiment's ``n_trials``)
     n: Optional[int] = None
     #: the unit of the printed last digit (0.01 for 0.50), where the value as parsed lost it
-    #: (None: read from the value, 0.193 -> 0.001); half of it is the equivalence margin
+    #: (None: read from the value, 0.193 -> 0.001); the printed value stands for any value
+    #: within half of it, and every comparison allows for that
     precision: Optional[float] = None
+    #: the unit of the printed last digit of ``ci`` (None: the mean's; a printed +-0.00 is then
+    #: a half-width in [0, 0.005))
+    ci_precision: Optional[float] = None
+    #: the printed value is exact, not rounded (a count, such as Elsas et al.'s Q = 3)
+    exact: bool = False
     #: for curve metrics: the round the value refers to (None: the last round)
     round: Optional[int] = None
     source: str = ""
@@ -125,6 +131,28 @@ class PublishedCfg:
     marks: str = ""
     #: why the reproduction differs from this value (shown when it does)
     diagnosis: Optional[DiagnosisCfg] = None
+
+
+#: the project's default equivalence margin: a share of each published value
+DEFAULT_EQUIVALENCE = {
+    "relative": 0.1,
+    "why": "the project's default, used where an artefact declares none: within a tenth of the published "
+           "value, a relative margin fixed before any result was seen",
+}
+
+
+@dataclass
+class EquivalenceCfg:
+    """The margin within which a reproduced cell counts as *equivalent* to its published value
+    (two one-sided tests), declared per artefact before its results with the reason: either
+    ``margin`` (absolute, in the metric's unit) or ``relative`` (a share of each published
+    value), not both, and ``why``; neither: the project's default
+    (:data:`DEFAULT_EQUIVALENCE`)."""
+
+    margin: Optional[float] = None
+    relative: Optional[float] = None
+    #: why this margin: a substantive difference in the paper's own unit
+    why: str = ""
 
 
 @dataclass
@@ -151,6 +179,10 @@ class ClaimCfg:
     factor: float = 1.0
     #: why the claim does not hold in the reproduction (shown when it does not)
     diagnosis: Optional[DiagnosisCfg] = None
+    #: why the claim is trivial (exact arithmetic, a description of the paper's own interval
+    #: widths, ...): counted apart from the substantive claims in the status and the scorecard;
+    #: empty for a substantive claim
+    trivial: str = ""
 
 
 @dataclass
@@ -206,9 +238,8 @@ class ExperimentCfg:
     #: deviations from the paper's protocol, printed with the artefact
     notes: List[str] = field(default_factory=list)
     published: List[PublishedCfg] = field(default_factory=list)
-    #: the margin of the published values' equivalence tests, in the metrics' unit (None:
-    #: half a unit of each value's printed last digit)
-    equivalence_margin: Optional[float] = None
+    #: the margin of the published values' equivalence tests, declared before the results
+    equivalence: EquivalenceCfg = field(default_factory=lambda: EquivalenceCfg())
     #: the cell parameters that index the paper's table columns besides the metric (e.g.
     #: [n_items]): Kendall's tau compares the orderings within each column
     table_columns: List[str] = field(default_factory=list)

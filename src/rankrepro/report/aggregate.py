@@ -23,8 +23,8 @@ from ..claims import Claim, ClaimResult
 from ..claims.testing import adjust
 from ..metrics import METRICS
 from ..pipeline.cells import Cell, Experiment, select
-from ..stats import (Interval, consistent, difference_interval, equivalence, paired_t_greater, printed_precision,
-                     t_interval)
+from ..stats import (Interval, consistent, difference_interval, equivalence, equivalence_reachable, paired_t_greater,
+                     printed_precision, t_interval)
 
 SUMMARY_COLUMNS = ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]
 
@@ -54,12 +54,22 @@ def final_rows(summary: pd.DataFrame, metric: str) -> pd.DataFrame:
     return s.set_index("cell")
 
 
-def resolve(cells: list[Cell], selector: dict[str, Any], summary: pd.DataFrame, metric: str) -> list[Cell]:
-    """``select`` plus ``best: true``: per algorithm, the cell with the lowest final value."""
+def resolve(cells: list[Cell], selector: dict[str, Any], summary: pd.DataFrame, metric: str,
+            rounds=None) -> list[Cell]:
+    """``select`` plus ``best: true``: per algorithm, the cell with the lowest value of
+    ``metric``: its final value, or, for a claim about ``rounds`` [first, last] of a curve, its
+    mean over those rounds (the value is picked where the claim looks, on the same trials:
+    the claim's evidence says so, :func:`best_basis`)."""
     chosen = select(cells, selector)
     if not selector.get("best"):
         return chosen
-    fin = final_rows(summary, metric)["mean"]
+    if rounds is not None and METRICS[metric].curve:
+        from ..claims.base import values_at
+
+        score = {c.id: float(values_at(summary, c.id, metric, rounds)["mean"].mean()) for c in chosen}
+        fin = pd.Series(score, dtype=float)
+    else:
+        fin = final_rows(summary, metric)["mean"]
     best: dict[str, Cell] = {}
     for c in chosen:
         if c.id not in fin.index or not np.isfinite(fin[c.id]):
@@ -67,6 +77,17 @@ def resolve(cells: list[Cell], selector: dict[str, Any], summary: pd.DataFrame, 
         if c.algorithm not in best or fin[c.id] < fin[best[c.algorithm].id]:
             best[c.algorithm] = c
     return [c for c in chosen if best.get(c.algorithm) is c]
+
+
+def best_basis(claim, picked: list[Cell], tried: list[Cell]) -> str:
+    """The sentence a claim with a ``best: true`` selector adds to its evidence: what the value
+    was picked on, among how many."""
+    if not picked:
+        return ""
+    where = (f"its mean over rounds {claim.rounds[0] or 'first'}-{claim.rounds[1] or 'last'}, the rounds the claim "
+             "is about" if claim.rounds is not None and METRICS[claim.metric].curve else "its final value")
+    return (f"; best setting per algorithm ({', '.join(c.label for c in picked)}) picked among {len(tried)} by "
+            f"{where}, on the same trials the claim is tested on (post hoc)")
 
 
 # -------------------------------------------------------------------------------------
@@ -89,6 +110,10 @@ class Published:
     precision: float | None = None
     #: the number of trials behind ``ci`` (default: the experiment's n_trials)
     n: int | None = None
+    #: the unit of the printed last digit of ``ci`` (default: the mean's)
+    ci_precision: float | None = None
+    #: the printed value is exact (a count), not rounded
+    exact: bool = False
 
     @classmethod
     def from_config(cls, node) -> "Published":
@@ -100,6 +125,19 @@ class Published:
         it, else read from the value (:func:`rankrepro.stats.printed_precision`)."""
         return float(self.precision) if self.precision is not None else printed_precision(self.mean)
 
+    @property
+    def rounding(self) -> float:
+        """How far the value the paper computed may lie from the printed one: half a unit of
+        the printed last digit (0 for an exact value)."""
+        return 0.0 if self.exact else self.printed_precision / 2.0
+
+    @property
+    def ci_rounding(self) -> float:
+        """Likewise for the printed half-width (a printed +-0.00 is a half-width in [0, 0.005))."""
+        if self.ci is None or self.exact:
+            return 0.0
+        return (float(self.ci_precision) if self.ci_precision is not None else self.printed_precision) / 2.0
+
 
 def experiment_published(exp: Experiment) -> list[Published]:
     out = []
@@ -110,27 +148,46 @@ def experiment_published(exp: Experiment) -> list[Published]:
             raise ValueError(f"{key}.precision must be > 0 (the unit of the printed last digit), got {p.precision}")
         if p.n is not None and p.n < 1:
             raise ValueError(f"{key}.n must be >= 1 (the paper's number of trials behind ci), got {p.n}")
+        if p.ci_precision is not None and not p.ci_precision > 0:
+            raise ValueError(f"{key}.ci_precision must be > 0 (the unit of ci's printed last digit), "
+                             f"got {p.ci_precision}")
         out.append(p)
     return out
 
 
 def equivalence_margin(exp: Experiment, p: Published) -> tuple[float, str]:
-    """The margin of a published value's equivalence test and where it comes from: the
-    artefact's ``experiment.equivalence_margin`` when set (*config*), else half a unit of the
-    value's printed last digit (*precision*)."""
-    m = exp.cfg.experiment.get("equivalence_margin")
-    if m is not None:
-        if not m > 0:
-            raise ValueError(f"{exp.name}: experiment.equivalence_margin must be > 0, got {m}")
-        return float(m), "config"
-    return p.printed_precision / 2.0, "precision"
+    """The margin of a published value's equivalence test and where it comes from, as the
+    artefact declares it before its results (``experiment.equivalence``): an absolute
+    ``margin`` (*declared*), a ``relative`` share of the published value (*declared*,
+    relative), or neither: the project's default share (*default*,
+    :data:`rankrepro.pipeline.schema.DEFAULT_EQUIVALENCE`)."""
+    from ..pipeline.schema import DEFAULT_EQUIVALENCE
+
+    e = exp.cfg.experiment.get("equivalence") or {}
+    margin, rel = e.get("margin"), e.get("relative")
+    if margin is not None:
+        return float(margin), "declared"
+    if rel is not None:
+        return float(rel) * abs(float(p.mean)), "declared (relative)"
+    return float(DEFAULT_EQUIVALENCE["relative"]) * abs(float(p.mean)), "default (relative)"
+
+
+def equivalence_why(exp: Experiment) -> str:
+    """The reason the artefact gives for its equivalence margin (the default's, where it
+    declares none)."""
+    from ..pipeline.schema import DEFAULT_EQUIVALENCE
+
+    e = exp.cfg.experiment.get("equivalence") or {}
+    if e.get("margin") is None and e.get("relative") is None:
+        return str(DEFAULT_EQUIVALENCE["why"])
+    return str(e.get("why") or "")
 
 
 #: the columns of :func:`compare_published`
 COMPARISON_COLUMNS = ["cell", "label", "metric", "source", "published_mean", "published_ci", "published_n",
                       "mean", "ci", "n", "difference", "difference_ci", "difference_low", "difference_high",
-                      "difference_df", "difference_basis", "verdict", "overlap", "equivalence", "equivalence_p",
-                      "margin", "margin_source", "marks", "diagnosis"]
+                      "difference_df", "difference_basis", "rounding", "verdict", "overlap", "equivalence",
+                      "equivalence_p", "margin", "margin_source", "equivalence_reachable", "marks", "diagnosis"]
 
 
 def _finite(x: float) -> float | None:
@@ -160,9 +217,11 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
             rep = Interval(float(r["mean"]), float(r["ci"]), int(r["n"]))
         pub_ci = None if p.ci is None else float(p.ci)
         pub_n = int(p.n) if p.n is not None else paper_n
-        diff = difference_interval(rep, float(p.mean), pub_ci, pub_n)
+        diff = difference_interval(rep, float(p.mean), pub_ci, pub_n, rounding=p.rounding,
+                                   ci_rounding=p.ci_rounding if pub_n >= 2 else 0.0)
         margin, margin_source = equivalence_margin(exp, p)
-        eq = equivalence(diff, margin) if np.isfinite(diff.difference) else None
+        ok = np.isfinite(diff.difference)
+        eq = equivalence(diff, margin, rounding=p.rounding) if ok else None
 
         def label(ok: bool | None) -> str:
             if ok is None:
@@ -175,12 +234,13 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
             "mean": rep.mean, "ci": rep.half_width, "n": rep.n, "difference": rep.mean - float(p.mean),
             "difference_ci": _finite(diff.half_width), "difference_low": _finite(diff.low),
             "difference_high": _finite(diff.high), "difference_df": _finite(diff.df),
-            "difference_basis": diff.basis,
+            "difference_basis": diff.basis, "rounding": p.rounding,
             "verdict": label(None if eq is None else diff.contains_zero),
             "overlap": label(consistent(rep, float(p.mean), pub_ci)),
             "equivalence": (None if eq is None else "reference" if reference_only else eq.verdict),
             "equivalence_p": None if eq is None else _finite(eq.p),
             "margin": margin, "margin_source": margin_source,
+            "equivalence_reachable": (equivalence_reachable(diff, margin, rounding=p.rounding) if ok else None),
             "marks": p.marks, "diagnosis": p.diagnosis,
         })
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
@@ -200,7 +260,11 @@ def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame,
     ``claim`` a :class:`Claim` or its config node; ``trials`` the rows ``summary`` was made
     from (a claim about time pairs them)."""
     c = claim if isinstance(claim, Claim) else Claim.from_config(claim)
-    return claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric), trials)
+    r = claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric, c.rounds), trials)
+    for side in (c.lhs, c.rhs):
+        if side and side.get("best") and r.verdict != "not evaluable":
+            r.evidence += best_basis(c, resolve(exp.cells, side, summary, c.metric, c.rounds), select(exp.cells, side))
+    return r
 
 
 def evaluate_claims(exp: Experiment, summary: pd.DataFrame, trials: pd.DataFrame,
@@ -209,7 +273,7 @@ def evaluate_claims(exp: Experiment, summary: pd.DataFrame, trials: pd.DataFrame
     adjustment over the tested ones and ``family``'s p-values (the paper's other artefacts'
     claims, :func:`family_pvalues`; :func:`rankrepro.claims.testing.adjust`)."""
     out = [evaluate_claim(exp, c, summary, trials) for c in experiment_claims(exp)]
-    adjust(out, others=family.pvalues if family is not None else ())
+    adjust(out, others=family.pvalues if family is not None else (), name=exp.name)
     return out
 
 
@@ -219,18 +283,19 @@ class Family:
     artefacts that run here (their names kept for the record)."""
 
     artefacts: tuple[str, ...] = ()
-    pvalues: tuple[float, ...] = ()
+    #: (``<artefact>:<claim id>``, p) of each tested claim (the key ranks ties, testing.adjust)
+    pvalues: tuple[tuple[str, float], ...] = ()
 
 
-def claim_pvalues(exp: Experiment, trials: pd.DataFrame) -> list[float]:
-    """The unadjusted two-sided p-values of an experiment's tested claims."""
+def claim_pvalues(exp: Experiment, trials: pd.DataFrame) -> list[tuple[str, float]]:
+    """(``<artefact>:<claim id>``, unadjusted two-sided p-value) of an experiment's tested claims."""
     trials = trials[trials["cell"].isin([c.id for c in exp.cells])]
     summary = summarize(exp, trials)
     rs = [evaluate_claim(exp, c, summary, trials) for c in experiment_claims(exp)]
-    return [r.stats["p"] for r in rs if r.stats is not None and r.verdict != "not evaluable"]
+    return [(f"{exp.name}:{r.id}", r.stats["p"]) for r in rs if r.stats is not None and r.verdict != "not evaluable"]
 
 
-def family_pvalues(groups: dict[str, list[str]], load, read, known: dict[str, list[float]] | None = None) -> Family:
+def family_pvalues(groups: dict[str, list[str]], load, read, known: dict[str, list] | None = None) -> Family:
     """The family of the paper's other artefacts: ``groups`` their cell files by experiment
     name, ``load(name)`` the experiment, ``read(paths)`` the trials of cell files; ``known``:
     the p-values of experiments already computed from the same files (name -> p-values; added
@@ -261,6 +326,17 @@ def variant_trials(exp: Experiment, trials: pd.DataFrame, choice: str, value: st
         t["cell"] = base
         parts.append(t)
     return pd.concat(parts, ignore_index=True)
+
+
+def _claim_brief(r: ClaimResult) -> dict:
+    """A claim's verdict under one value of a choice, with its adjusted p-value and the way its
+    tests point (the diagnosis strength adjusts it again over the values tried)."""
+    out = {"id": r.id, "verdict": r.verdict}
+    if r.stats is not None and "p_adjusted" in r.stats:
+        out["p_adjusted"] = r.stats["p_adjusted"]
+        ph, po = r.stats["p_held"], r.stats["p_opposite"]
+        out["direction"] = "held" if ph < po else "not held" if po < ph else "tie"
+    return out
 
 
 def _headline(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame) -> list[dict]:
@@ -315,7 +391,7 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
                 "mean_abs_difference": float(np.mean(diffs)) if diffs else None,
                 "consistent": sum(h["verdict"] == "consistent" for h in head),
                 "compared": sum(h["verdict"] in ("consistent", "differs") for h in head),
-                "claims": [{"id": r.id, "verdict": r.verdict} for r in v_claims],
+                "claims": [_claim_brief(r) for r in v_claims],
             })
         for v, h in zip(values, _align([v["headline"] for v in values])):
             v["headline"] = h
@@ -333,7 +409,8 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
 def claims_to_json(results: list[ClaimResult]) -> list[dict]:
     """The claims as the record keeps them (``timing`` only on a claim about time, ``stats`` on a
     tested one)."""
-    return [{k: v for k, v in asdict(r).items() if not (k in ("timing", "stats") and v is None)} for r in results]
+    return [{k: v for k, v in asdict(r).items() if not (k in ("timing", "stats", "trivial") and v is None)}
+            for r in results]
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from ..io import atomic_write, dumps
 from ..pipeline.cells import Experiment, claim_family, config_fingerprint
 from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
-from .aggregate import (Family, claims_to_json, compare_published, evaluate_claims, experiment_claims, final_rows,
-                        resolve, sensitivity, significance_marks, summarize)
+from .aggregate import (Family, claims_to_json, compare_published, equivalence_why, evaluate_claims,
+                        experiment_claims, final_rows, resolve, sensitivity, significance_marks, summarize)
 from .diagnosis import add_strengths, render_numbers
 from .reproducibility import measures as reproducibility_measures
 
@@ -112,7 +112,8 @@ def marks_comparison(exp: Experiment, rows: list[dict], judged: bool) -> dict | 
 #: is made of), the former overlap verdict, the equivalence verdict with its TOST p-value and
 #: margin (:func:`rankrepro.report.aggregate.compare_published`)
 AGREEMENT_FIELDS = ("published_n", "difference_ci", "difference_low", "difference_high", "difference_df",
-                    "difference_basis", "overlap", "equivalence", "equivalence_p", "margin", "margin_source")
+                    "difference_basis", "rounding", "overlap", "equivalence", "equivalence_p", "margin",
+                    "margin_source", "equivalence_reachable")
 
 
 def _missing(x) -> bool:
@@ -201,11 +202,13 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
     lines = [f"# {e.title}", "", f"Data: {data_label or dataset_label(exp)}.  Scale: {exp.scale} "
              f"({size_text(exp)}, root seed {e.seed}).",
              "", "Reproduced values are means over trials with 95% Student-t intervals. The difference reproduced - "
-             "published has its 95% interval (Welch from both intervals where the paper gives one, else ours); a "
+             "published has its 95% interval (Welch from both intervals where the paper gives one, else ours), "
+             "widened by the published numbers' printed rounding (half a unit of the last digit); a "
              "published value is *consistent* when that interval contains 0, else it *differs*; *overlap* is the "
              "former rule (do the two intervals overlap?); *equivalence*: two one-sided tests within the margin "
-             "(half a unit of the paper's last printed digit unless the artefact sets one): *equivalent*, "
-             "*different* or *undecided*. On a substitute data set the published value is a *reference*, not "
+             f"the artefact declares ({equivalence_why(exp)}), allowing for the rounding: *equivalent*, "
+             "*different* or *undecided*; *unreachable* marks a cell whose trials could not show equivalence even "
+             "at a difference of 0. On a substitute data set the published value is a *reference*, not "
              "judged (docs/reproducibility.md).", ""]
     for metric in e.metrics:
         mrows = [r for r in rows if r["metric"] == metric]
@@ -222,7 +225,8 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "-"
             if r.get("difference_low") is not None and r.get("difference_ci"):
                 diff += f" [{r['difference_low']:+.3f}, {r['difference_high']:+.3f}]"
-            eq = f"{r['equivalence']} (±{r['margin']:g})" if r.get("equivalence") else "-"
+            eq = (f"{r['equivalence']} (±{r['margin']:.3g}{'' if r.get('equivalence_reachable') else ', unreachable'})"
+                  if r.get("equivalence") else "-")
             diag = diagnosis_text(r.get("diagnosis")) if r["verdict"] not in (None, "consistent") else ""
             lines.append(f"| {r['label']} | {_pm(r['mean'], r['ci'])}{r.get('marks', '')} | {pub} | {diff} | "
                          f"{r['verdict'] or '-'} | {r.get('overlap') or '-'} | {eq} | {diag.replace('|', '/')} |")
@@ -279,7 +283,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
                                      judged=not reference_only)
     e = exp.cfg.experiment
     record = {
-        **_record_base(exp), "status": "reproduced",
+        **_record_base(exp), "status": "ran",
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
         "size": size_text(exp),
         "dataset": dataset, "table": rows, "claims": claims, "sensitivity": sens,

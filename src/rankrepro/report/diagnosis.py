@@ -1,18 +1,34 @@
-"""How much a diagnosis explains, computed from the record's own sensitivity results.
+"""How much a diagnosis explains, computed from the record's own sensitivity results over the
+whole artefact, never written by hand.
 
 A diagnosis of kind *open protocol choice* names the choice (``choice``) whose values were run
-as extra cells; the record's sensitivity section has, for every value, the headline numbers and
-every claim's verdict.  Its strength is then a measurement, never written by hand:
+as extra cells; the record's sensitivity section has, for every value, the headline numbers (the
+artefact's published cells) and every claim's verdict.  The value a diagnosis is measured under
+is picked after the fact among the k values tried (one value for all the cells it covers), so
+the search is counted:
 
-- *reproduces*: under one value of the choice every differing cell it covers is consistent /
-  the claim holds (the value named);
-- *moves toward*: under the best single value some cells become consistent or their mean gap
-  to the paper shrinks (by how much, in the metric's unit and as a share of the main run's
-  gap; for a claim: from *not held* to *inconclusive*);
-- *not explained*: no value of the choice closes or shrinks it (the values tried named).
+- over ALL published cells of the artefact, under that value against the main run: the cells
+  it makes consistent and those it makes inconsistent, the mean gap |reproduced - published|,
+  and a one-sided paired t-test over the cells that the gap shrinks, Holm-adjusted over the k
+  values tried (``p_gap_holm``);
+- the paper's claims of the artefact that it turns held (each claim's adjusted p-value Holm-
+  adjusted again over the k values) and those it breaks (held in the main run, not under it);
 
-Any other diagnosis (*paper*, *substitute data*, *implementation*) has no sweep to measure it
-by: its strength is *not swept*, and it rests on its evidence.
+and the level follows from those numbers alone:
+
+- *reproduces*: under the value the diagnosed cells are consistent (the claim holds), EVERY
+  published cell of the artefact is consistent (on original data), the whole-artefact gap does
+  not grow, and no claim of the artefact is broken;
+- *moves toward*: the whole-artefact gap shrinks significantly (``p_gap_holm`` < 0.05; an
+  artefact without published cells: nothing to shrink) and the diagnosed cell's own gap shrinks
+  (a claim: its verdict moves toward *held*);
+- *not explained*: otherwise.
+
+Each cell gets its own level (a diagnosis shared by several cells is measured under one value
+for all of them, but a cell that value does not help is not carried by the others).  The record
+marks the value ``post_hoc`` when it was picked among more than one.  Any other diagnosis
+(*paper*, *substitute data*, *implementation*) has no sweep to measure it by: its strength is
+*not swept*, and it rests on its evidence.
 """
 
 from __future__ import annotations
@@ -22,99 +38,218 @@ import re
 from pathlib import Path
 
 import jinja2
+import numpy as np
 
 LEVELS = ("reproduces", "moves toward", "not explained", "not swept")
+#: the level the whole-artefact tests are made at
+ALPHA = 0.05
+_ORDER = {"not held": 0, "not evaluable": 0, "inconclusive": 1, "held": 2}
+NOT_SWEPT = {"level": "not swept", "text": "no sweep measures it: it rests on its evidence"}
 
 
 def _choice(record: dict, name: str | None) -> dict | None:
     return next((s for s in record.get("sensitivity", []) if s["choice"] == name), None) if name else None
 
 
-def _gaps(sc: dict, cell: str, metric: str) -> dict:
-    """value -> (|reproduced - published|, verdict) of one published cell under each value."""
-    gaps = {}
-    for v in sc["values"]:
-        h = next((x for x in v["headline"] if x["cell"] == cell and x["metric"] == metric), None)
-        if h is not None and h["published_mean"] is not None and h["mean"] is not None:
-            gaps[v["value"]] = (abs(h["mean"] - h["published_mean"]), h["verdict"])
-    return gaps
+def _published(value: dict) -> dict:
+    """(cell, metric) -> (|reproduced - published|, verdict) of a value's published headline rows."""
+    return {(h["cell"], h["metric"]): (abs(h["mean"] - h["published_mean"]), h["verdict"])
+            for h in value["headline"]
+            if h.get("published_mean") is not None and h.get("mean") is not None and np.isfinite(h["mean"])}
+
+
+def _claims_holm(sc: dict) -> dict:
+    """value -> claim id -> the verdict under that value with the claim's adjusted p-value Holm-
+    adjusted again over the k values tried (a value that makes a claim hold was searched for)."""
+    from ..stats import holm
+
+    tried = [v for v in sc["values"] if not v["main"]]
+    out = {v["value"]: {} for v in tried}
+    ids = {c["id"] for v in tried for c in v["claims"]}
+    for cid in ids:
+        cs = [next((c for c in v["claims"] if c["id"] == cid), None) for v in tried]
+        ps = [c.get("p_adjusted", np.nan) if c is not None else np.nan for c in cs]
+        adj = holm([np.nan if p is None else p for p in ps])
+        for v, c, pa in zip(tried, cs, adj):
+            if c is None:
+                continue
+            if "p_adjusted" not in c or c["verdict"] == "not evaluable":
+                out[v["value"]][cid] = c["verdict"]  # an untested claim: its verdict as given
+            elif np.isfinite(pa) and pa < ALPHA and c.get("direction") in ("held", "not held"):
+                out[v["value"]][cid] = c["direction"]
+            else:
+                out[v["value"]][cid] = "inconclusive"
+    return out
+
+
+def whole_artefact(record: dict, sc: dict) -> dict:
+    """value -> what it does to the whole artefact against the main run (see the module)."""
+    from ..stats import holm, paired_t_greater
+
+    main = next(v for v in sc["values"] if v["main"])
+    pm = _published(main)
+    main_claims = {c["id"]: c["verdict"] for c in record.get("claims", [])}
+    holm_claims = _claims_holm(sc)
+    tried = [v for v in sc["values"] if not v["main"]]
+    out, ps = {}, []
+    for v in tried:
+        pv = _published(v)
+        keys = [k for k in pm if k in pv]
+        gm = np.array([pm[k][0] for k in keys])
+        gv = np.array([pv[k][0] for k in keys])
+        if len(keys) >= 2:
+            p = paired_t_greater(gm, gv)
+            p = 1.0 if not np.isfinite(p) else p  # no spread and no change: nothing shrinks
+        else:  # one published cell: no test, its gap shrinks or it does not
+            p = (0.0 if gv[0] < gm[0] else 1.0) if keys else float("nan")
+        ps.append(p)
+        verdicts = holm_claims.get(v["value"], {})
+        out[v["value"]] = {
+            "cells": len(keys),
+            "gap_main": float(gm.mean()) if keys else None, "gap_value": float(gv.mean()) if keys else None,
+            "p_gap": None if not np.isfinite(p) else float(p),
+            "made_consistent": [f"{c} {m}" for (c, m) in keys if pm[(c, m)][1] == "differs" and pv[(c, m)][1] == "consistent"],
+            "made_inconsistent": [f"{c} {m}" for (c, m) in keys if pm[(c, m)][1] == "consistent" and pv[(c, m)][1] == "differs"],
+            "consistent_main": sum(pm[k][1] == "consistent" for k in keys),
+            "consistent_value": sum(pv[k][1] == "consistent" for k in keys),
+            "judged": any(pm[k][1] in ("consistent", "differs") for k in keys),
+            "claims_held": sorted(c for c, vv in verdicts.items() if vv == "held" and main_claims.get(c) != "held"),
+            "claims_broken": sorted(c for c, vv in verdicts.items() if main_claims.get(c) == "held" and vv != "held"),
+            "claim_verdicts": verdicts,
+        }
+    adj = holm(ps) if ps else []
+    for v, pa in zip(tried, adj):
+        out[v["value"]]["p_gap_holm"] = None if not np.isfinite(pa) else float(pa)
+    return out
+
+
+def _gap_shrinks(w: dict) -> bool:
+    """The whole artefact's gap shrinks significantly (Holm over the values), or the artefact has
+    no published cells to shrink."""
+    if not w["cells"]:
+        return True
+    return w.get("p_gap_holm") is not None and w["p_gap_holm"] < ALPHA and w["gap_value"] < w["gap_main"]
+
+
+def _whole_ok(w: dict) -> bool:
+    """Every published cell consistent (on original data), the gap not grown, no claim broken."""
+    all_consistent = not w["judged"] or w["consistent_value"] == w["cells"]
+    no_growth = not w["cells"] or w["gap_value"] <= w["gap_main"] + 1e-12
+    return all_consistent and no_growth and not w["claims_broken"]
+
+
+def _whole_text(choice: str, value: str, k: int, w: dict) -> str:
+    t = f"{choice} = {value}" + (f" (picked after the fact among the {k} values tried)" if k > 1 else "")
+    if w["cells"]:
+        ph = "-" if w.get("p_gap_holm") is None else f"{w['p_gap_holm']:.3g}"
+        t += (f": over all {w['cells']} published cells the mean gap goes {w['gap_main']:.3g} -> {w['gap_value']:.3g}"
+              f" (shrinks: one-sided paired p over the cells, Holm over the values, {ph})")
+        if w["judged"]:
+            t += (f"; consistent {w['consistent_main']} -> {w['consistent_value']} of {w['cells']}"
+                  f" ({len(w['made_consistent'])} made consistent, {len(w['made_inconsistent'])} made inconsistent)")
+    t += ("; claims it turns held: " + (", ".join(w["claims_held"]) or "none")
+          + "; claims it breaks: " + (", ".join(w["claims_broken"]) or "none"))
+    return t
 
 
 def choice_strength(record: dict, choice: str, rows: list[dict]) -> dict:
-    """The strength of one choice's diagnosis over all the differing cells it covers, under ONE
-    value of the choice for all of them (the value that closes the most of them, then the one
-    with the smallest mean gap): a diagnosis that needs one value for some cells and another
-    for others explains less than either."""
+    """The strength of one choice's diagnosis of the differing cells ``rows``: the value picked
+    (the best level, then the most of these cells consistent, then their smallest mean gap), its
+    whole-artefact effect, and a level per cell (``per_cell``)."""
     sc = _choice(record, choice)
     if sc is None:
-        return {"level": "not swept", "text": "no sweep measures it: it rests on its evidence"}
-    per = [_gaps(sc, r["cell"], r["metric"]) for r in rows]
+        return dict(NOT_SWEPT)
     main = sc["main"]
-    tried = [v["value"] for v in sc["values"] if v["value"] != main and all(v["value"] in g for g in per)]
-    base = {"choice": choice, "cells": len(rows), "tried": tried}
-    if not tried or any(main not in g for g in per):
-        return {**base, "level": "not explained", "text": f"no other value of {choice} was run on these cells"}
-    g0 = sum(g[main][0] for g in per) / len(per)
+    tried = [v["value"] for v in sc["values"] if not v["main"]]
+    base = {"choice": choice, "cells": len(rows), "tried": tried, "post_hoc": len(tried) > 1}
+    per = {v["value"]: _published(v) for v in sc["values"]}
+    keys = [(r["cell"], r["metric"]) for r in rows]
+    if not tried or any(k not in per[main] for k in keys) or any(k not in per[v] for v in tried for k in keys):
+        return {**base, "level": "not explained", "text": f"no other value of {choice} was run on these cells",
+                "per_cell": {f"{c} {m}": "not explained" for c, m in keys}}
+    whole = whole_artefact(record, sc)
+
+    def levels(v):
+        w = whole[v]
+        out = {}
+        for k in keys:
+            ok = per[v][k][1] == "consistent"
+            if ok and w["judged"] and _whole_ok(w) and all(per[v][x][1] == "consistent" for x in keys):
+                out[k] = "reproduces"
+            elif _gap_shrinks(w) and per[v][k][0] < per[main][k][0]:
+                out[k] = "moves toward"
+            else:
+                out[k] = "not explained"
+        return out
+
+    rank = {"reproduces": 2, "moves toward": 1, "not explained": 0}
 
     def score(v):
-        return (sum(g[v][1] == "consistent" for g in per), -sum(g[v][0] for g in per))
+        lv = levels(v)
+        return (min(rank[x] for x in lv.values()), sum(rank[x] for x in lv.values()),
+                sum(per[v][k][1] == "consistent" for k in keys), -sum(per[v][k][0] for k in keys))
 
     best = max(tried, key=score)
-    ok = sum(g[best][1] == "consistent" for g in per)
-    gb = sum(g[best][0] for g in per) / len(per)
-    share = (g0 - gb) / g0 if g0 > 0 else 0.0
-    out = {**base, "value": best, "consistent": ok, "gap_main": g0, "gap_best": gb, "share": share,
-           "per_value": {v: sum(g[v][1] == "consistent" for g in per) for v in [main, *tried]}}
-    counts = ", ".join(f"{v} {n}/{len(rows)}" for v, n in out["per_value"].items())
-    if ok == len(rows):
-        return {**out, "level": "reproduces",
-                "text": f"{choice} = {best} makes all {len(rows)} cells consistent (mean gap {g0:.3g} -> {gb:.3g})"}
-    if gb < g0 or ok > 0:
-        gap = (f"shrinks their mean gap from {g0:.3g} to {gb:.3g} ({share:.0%})" if gb < g0 else
-               f"though their mean gap grows from {g0:.3g} to {gb:.3g}")
-        return {**out, "level": "moves toward",
-                "text": f"{choice} = {best} makes {ok} of the {len(rows)} cells consistent and {gap}; "
-                        f"consistent by value: {counts}"}
-    return {**out, "level": "not explained",
-            "text": f"no value of {choice} ({', '.join(tried)}) shrinks the gap ({g0:.3g}); consistent by value: {counts}"}
+    lv = levels(best)
+    g0 = sum(per[main][k][0] for k in keys) / len(keys)
+    gb = sum(per[best][k][0] for k in keys) / len(keys)
+    ok = sum(per[best][k][1] == "consistent" for k in keys)
+    level = max(lv.values(), key=lambda x: rank[x]) if len(set(lv.values())) == 1 else (
+        "moves toward" if any(x != "not explained" for x in lv.values()) else "not explained")
+    if all(x == "reproduces" for x in lv.values()):
+        level = "reproduces"
+    text = (f"{_whole_text(choice, best, len(tried), whole[best])}; these {len(keys)} cells: "
+            f"{ok} consistent under it, their mean gap {g0:.3g} -> {gb:.3g}")
+    return {**base, "value": best, "consistent": ok, "gap_main": g0, "gap_best": gb,
+            "share": (g0 - gb) / g0 if g0 > 0 else 0.0, "whole": whole[best], "level": level, "text": text,
+            "per_cell": {f"{c} {m}": lv[(c, m)] for c, m in keys},
+            "per_value": {v: sum(per[v][k][1] == "consistent" for k in keys) for v in [main, *tried]}}
 
 
 def claim_strength(record: dict, claim: dict, diag: dict) -> dict:
     """The strength of the diagnosis of a claim that is not held (or inconclusive)."""
     sc = _choice(record, diag.get("choice"))
     if sc is None:
-        return {"level": "not swept", "text": "no sweep measures it: it rests on its evidence"}
-    verdicts = {}
-    for v in sc["values"]:
-        c = next((x for x in v["claims"] if x["id"] == claim["id"]), None)
-        if c is not None:
-            verdicts[v["value"]] = c["verdict"]
-    tried = [v for v in verdicts if v != sc["main"]]
-    out = {"choice": sc["choice"], "tried": tried, "verdicts": verdicts}
-    held = [v for v in tried if verdicts[v] == "held"]
-    if held:
-        return {**out, "level": "reproduces", "values": held,
-                "text": f"the claim holds under {sc['choice']} = {', '.join(held)}"}
-    toward = [v for v in tried if verdicts[v] == "inconclusive"] if claim["verdict"] == "not held" else []
-    if toward:
-        return {**out, "level": "moves toward", "values": toward,
-                "text": f"under {sc['choice']} = {', '.join(toward)} the claim is inconclusive, not held under none"}
-    return {**out, "level": "not explained",
-            "text": f"under no value of {sc['choice']} ({', '.join(tried) or 'none run'}) does the claim hold"}
+        return dict(NOT_SWEPT)
+    whole = whole_artefact(record, sc)
+    tried = [v["value"] for v in sc["values"] if not v["main"]]
+    verdicts = {v["value"]: next((c["verdict"] for c in v["claims"] if c["id"] == claim["id"]), None)
+                for v in sc["values"]}
+    base = {"choice": sc["choice"], "tried": tried, "post_hoc": len(tried) > 1, "verdicts": verdicts}
+    if not tried:
+        return {**base, "level": "not explained", "text": f"no other value of {sc['choice']} was run"}
+
+    def level(v):
+        w = whole[v]
+        corrected = w["claim_verdicts"].get(claim["id"])
+        if corrected == "held" and _whole_ok(w):
+            return "reproduces", corrected
+        if _ORDER.get(corrected, 0) > _ORDER.get(claim["verdict"], 0) and _gap_shrinks(w):
+            return "moves toward", corrected
+        return "not explained", corrected
+
+    rank = {"reproduces": 2, "moves toward": 1, "not explained": 0}
+    best = max(tried, key=lambda v: (rank[level(v)[0]], _ORDER.get(level(v)[1], 0)))
+    lv, corrected = level(best)
+    text = (f"under {sc['choice']} = {best} the claim is {verdicts[best]} "
+            f"({corrected} after Holm over the {len(tried)} value{'s' if len(tried) != 1 else ''} tried); "
+            + _whole_text(sc["choice"], best, len(tried), whole[best]))
+    return {**base, "value": best, "corrected_verdict": corrected, "whole": whole[best], "level": lv, "text": text}
 
 
 def add_strengths(record: dict) -> None:
     """Every diagnosis of a disagreement in the record (the cells that differ, by the choice
-    their diagnosis names; a claim not held or inconclusive) gets its ``strength``."""
+    their diagnosis names; a claim not held or inconclusive) gets its ``strength``; a cell's
+    level is its own (``per_cell``), the rest is shared by the cells of its choice."""
     groups: dict[str, list[dict]] = {}
     for row in record.get("table", []):
         if row.get("diagnosis") and row.get("verdict") == "differs":
             groups.setdefault(row["diagnosis"].get("choice") or "", []).append(row)
     for choice, rows in groups.items():
-        st = choice_strength(record, choice, rows) if choice else {
-            "level": "not swept", "text": "no sweep measures it: it rests on its evidence"}
+        st = choice_strength(record, choice, rows) if choice else dict(NOT_SWEPT)
         for row in rows:
-            row["diagnosis"] = {**row["diagnosis"], "strength": st}
+            own = (st.get("per_cell") or {}).get(f"{row['cell']} {row['metric']}", st["level"])
+            row["diagnosis"] = {**row["diagnosis"], "strength": {**st, "level": own}}
     for c in record.get("claims", []):
         if c.get("diagnosis") and c.get("verdict") in ("not held", "inconclusive"):
             c["diagnosis"] = {**c["diagnosis"], "strength": claim_strength(record, c, c["diagnosis"])}

@@ -209,7 +209,7 @@ def staleness(rec: dict) -> str | None:
     ``code``: the digests of the modules its cells run and the numeric libraries' versions,
     kept when it was made or verified); else a sentence naming what changed since.  A record
     that is not a reproduction (not run: no numbers) is never stale."""
-    if rec.get("status") != "reproduced":
+    if rec.get("status") != "ran":
         return None
     code = rec.get("code")
     if not code:
@@ -248,8 +248,8 @@ def artefact(rec: dict, png: str | None = None, files: list[tuple[str, str]] = (
     record could not be rerun here (its data are absent) and is shown as committed."""
     a = {"rec": rec, "id": f"{rec['paper']}-{rec['artefact']}", "name": display_name(rec["title"]),
          "disagreements": _disagreements(rec), "files": files, "stale": stale, "kept": kept,
-         "reproduced": rec.get("status") == "reproduced"}
-    if not a["reproduced"]:
+         "ran": rec.get("status") == "ran"}
+    if not a["ran"]:
         return a
     ds = rec["dataset"]
     tables = []
@@ -297,14 +297,14 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
               for p in _order([*records, *comparisons])]
     # the scorecard counts the papers' artefacts: the arena's experiments replicate no paper
     scored = [a for a in arts if is_replication(a["rec"])]
-    reproduced = [a for a in scored if a["reproduced"]]
-    verified = [a["rec"]["verified"] for a in reproduced if a["rec"].get("verified")]
+    ran = [a for a in scored if a["ran"]]
+    verified = [a["rec"]["verified"] for a in ran if a["rec"].get("verified")]
     caveat = not_evidence(scale)
     return ENV.get_template("report.html").render(
         scale=scale, head_commit=head_commit or provenance.git_commit(), papers=papers, artefacts=scored,
-        sc=scorecard([a["rec"] for a in scored]), n_reproduced=len(reproduced), caveat=caveat,
+        sc=scorecard([a["rec"] for a in scored]), n_ran=len(ran), caveat=caveat,
         caveat_parts=caveat.split(". ", 1) if caveat else None, kept=sorted(kept),
-        not_run=[a["rec"] for a in arts if not a["reproduced"]], stale=[a for a in arts if a["stale"]],
+        not_run=[a["rec"] for a in arts if not a["ran"]], stale=[a for a in arts if a["stale"]],
         verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: cv[1]))
 
 

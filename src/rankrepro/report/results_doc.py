@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .scorecard import artefact_score, is_replication, scorecard
+from .scorecard import artefact_score, is_replication, scorecard, status_table
 from .templating import environment, fmt
 
 TEMPLATE = Path(__file__).resolve().parents[3] / "docs" / "results.md.j2"
@@ -214,7 +214,8 @@ def context(root: str | Path = "results") -> dict:
     artefact its trials, its scorecard counts and its named numbers."""
     root = Path(root)
     records = {f"{p.parent.name}/{p.stem}": json.loads(p.read_text()) for p in sorted(root.glob("*/*.json"))}
-    ctx = {"scorecard": scorecard([r for r in records.values() if is_replication(r)]),
+    sc = scorecard([r for r in records.values() if is_replication(r)])
+    ctx = {"scorecard": sc, "status_table": status_table(sc, lambda n: f"[`{n}`](../results/{n}.md)"),
            "verdict": lambda name, claim: claim_verdict(records, name, claim),
            # the arena's comparisons (report.arena), by family
            "arena": {p.stem: json.loads(p.read_text()) for p in sorted(root.glob("arena/comparison/*.json"))}}
@@ -223,6 +224,25 @@ def context(root: str | Path = "results") -> dict:
         ctx[key] = {"trials": int(a.record["n_trials"]), "score": artefact_score(a.record),
                     **(numbers(a) if numbers else {})}
     return ctx
+
+
+#: the README's generated status table lies between these two lines
+README_MARKS = ("<!-- status table: generated from the records by scripts/results_doc.py; do not edit -->",
+                "<!-- end of the status table -->")
+
+
+def readme_status(readme_text: str, root: str | Path = "results") -> str:
+    """The README with its status table (between :data:`README_MARKS`) made again from the
+    records under ``root`` (:func:`rankrepro.report.scorecard.status_table`)."""
+    root = Path(root)
+    recs = [json.loads(p.read_text()) for p in sorted(root.glob("*/*.json"))]
+    table = status_table(scorecard([r for r in recs if is_replication(r)]), lambda n: f"[`{n}`](results/{n}.md)")
+    a, b = README_MARKS
+    if a not in readme_text or b not in readme_text:
+        raise DocError(f"README.md: the status table's markers are missing ({a} ... {b})")
+    head, rest = readme_text.split(a, 1)
+    _, tail = rest.split(b, 1)
+    return f"{head}{a}\n{table}{b}{tail}"
 
 
 def span(values: list[float], spec: str = ".2f") -> str:

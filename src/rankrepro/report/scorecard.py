@@ -16,7 +16,8 @@ class ArtefactScore:
     paper: str
     artefact: str
     title: str
-    reproduced: bool
+    #: the artefact ran here (its record has results); says nothing of agreement
+    ran: bool
     original: bool | None = None
     #: published cells on the paper's own data: consistent (the difference's 95% interval
     #: contains 0), and judged (consistent or differs)
@@ -30,17 +31,51 @@ class ArtefactScore:
     equivalent: int = 0
     different: int = 0
     undecided: int = 0
+    #: judged cells whose trials could not show equivalence even at a difference of 0
+    unreachable: int = 0
     #: published cells on substitute data (shown as references, not judged)
     references: int = 0
-    #: claims by verdict
+    #: substantive claims by verdict (trivial ones, exact arithmetic or a description, apart)
     claims: int = 0
     held: int = 0
     inconclusive: int = 0
     not_held: int = 0
     not_evaluable: int = 0
+    trivial: int = 0
+    trivial_held: int = 0
     #: published significance marks compared with ours (original data), and how many agree
     marks_compared: int = 0
     marks_agree: int = 0
+
+    @property
+    def agreement(self) -> str:
+        """What the artefact's verdicts say, in one word (:data:`AGREEMENT`): *reproduced* only
+        on the paper's own data with every published cell consistent and every substantive
+        claim held (and at least one of them); *not reproduced* when none of its published cells
+        is consistent and none of its claims holds; *partly* otherwise; on substitute data the
+        published values are references, so only the claims speak (*claims hold*, *claims partly
+        hold*, *claims do not hold*); *-* where nothing was published or claimed; *not run*."""
+        if not self.ran:
+            return "not run"
+        decided = self.claims - self.not_evaluable
+        if self.original:
+            if not self.compared and not decided:
+                return "-"
+            if self.consistent == self.compared and self.held == decided:
+                return "reproduced"
+            if self.consistent == 0 and self.held == 0:
+                return "not reproduced"
+            return "partly reproduced"
+        if not decided:
+            return "-"
+        if self.held == decided:
+            return "claims hold (substitute data)"
+        return "claims do not hold (substitute data)" if self.held == 0 else "claims partly hold (substitute data)"
+
+
+#: every agreement word, in the order the report lists them
+AGREEMENT = ("reproduced", "partly reproduced", "not reproduced", "claims hold (substitute data)",
+             "claims partly hold (substitute data)", "claims do not hold (substitute data)", "-", "not run")
 
 
 @dataclass
@@ -70,7 +105,7 @@ def paper_measures(records: list[dict]) -> list[PaperMeasures]:
     published cell compared has none."""
     groups: dict[tuple[str, bool], list[dict]] = {}
     for r in records:
-        rep = r.get("reproducibility") if r.get("status") == "reproduced" else None
+        rep = r.get("reproducibility") if r.get("status") == "ran" else None
         if rep and (rep["rmse"] or rep["effects"] or rep["kendall_tau"]):
             groups.setdefault((r["paper"], bool(r["dataset"]["original"])), []).append(r)
     out = []
@@ -109,12 +144,26 @@ class Scorecard:
         return sum(getattr(a, key) for a in self.artefacts)
 
     @property
-    def reproduced(self) -> list[ArtefactScore]:
-        return [a for a in self.artefacts if a.reproduced]
+    def ran(self) -> list[ArtefactScore]:
+        return [a for a in self.artefacts if a.ran]
 
     @property
     def substitutes(self) -> int:
-        return sum(not a.original for a in self.reproduced)
+        return sum(not a.original for a in self.ran)
+
+    def by_data(self, original: bool) -> list[ArtefactScore]:
+        """The artefacts that ran on the paper's own data (``original``) or on a substitute."""
+        return [a for a in self.ran if bool(a.original) == original]
+
+    def count(self, key: str, original: bool) -> int:
+        return sum(getattr(a, key) for a in self.by_data(original))
+
+    def agreements(self) -> dict[str, int]:
+        """How many artefacts each agreement word describes."""
+        out = {w: 0 for w in AGREEMENT}
+        for a in self.artefacts:
+            out[a.agreement] += 1
+        return {w: n for w, n in out.items() if n}
 
 
 def is_replication(r: dict) -> bool:
@@ -125,8 +174,8 @@ def is_replication(r: dict) -> bool:
 
 
 def artefact_score(r: dict) -> ArtefactScore:
-    s = ArtefactScore(r["name"], r["paper"], r["artefact"], r["title"], r.get("status") == "reproduced")
-    if not s.reproduced:
+    s = ArtefactScore(r["name"], r["paper"], r["artefact"], r["title"], r.get("status") == "ran")
+    if not s.ran:
         return s
     s.original = bool(r["dataset"]["original"])
     verdicts = [t["verdict"] for t in r["table"]]
@@ -138,7 +187,10 @@ def artefact_score(r: dict) -> ArtefactScore:
     s.verdict_changes = sum(t.get("overlap") is not None and t["overlap"] != t["verdict"] for t in judged)
     eqs = [t.get("equivalence") for t in judged]
     s.equivalent, s.different, s.undecided = eqs.count("equivalent"), eqs.count("different"), eqs.count("undecided")
-    cv = [c["verdict"] for c in r["claims"]]
+    s.unreachable = sum(t.get("equivalence_reachable") is False for t in judged)
+    s.trivial = sum(bool(c.get("trivial")) for c in r["claims"])
+    s.trivial_held = sum(bool(c.get("trivial")) and c["verdict"] == "held" for c in r["claims"])
+    cv = [c["verdict"] for c in r["claims"] if not c.get("trivial")]
     s.claims, s.held, s.inconclusive = len(cv), cv.count("held"), cv.count("inconclusive")
     s.not_held, s.not_evaluable = cv.count("not held"), cv.count("not evaluable")
     sm = r.get("significance_marks")
@@ -164,7 +216,7 @@ def scorecard(records: list[dict]) -> Scorecard:
     by_kind: dict[str, int] = {}
     by_strength: dict[str, dict[str, int]] = {}
     for r in records:
-        if r.get("status") != "reproduced":
+        if r.get("status") != "ran":
             continue
         diags = [t.get("diagnosis") for t in r["table"] if t["verdict"] == "differs"] + \
                 [c.get("diagnosis") for c in r["claims"] if c["verdict"] == "not held"]
@@ -176,3 +228,48 @@ def scorecard(records: list[dict]) -> Scorecard:
                 by_strength.setdefault(k, {})
                 by_strength[k][lv] = by_strength[k].get(lv, 0) + 1
     return Scorecard(arts, dict(sorted(by_kind.items())), dict(sorted(by_strength.items())), paper_measures(records))
+
+
+def status_table(sc: Scorecard, link=None) -> str:
+    """The artefacts' agreement as a Markdown table (the README's status and docs/results.md):
+    per artefact the published cells consistent / differing and their equivalence verdicts, the
+    substantive claims held / not held / inconclusive, the trivial claims apart, and the
+    agreement word (:attr:`ArtefactScore.agreement`); the artefacts on the papers' own data
+    first, then those on substitute data (their published values references, not judged), then
+    those not run.  ``link(name)``: the text of an artefact's cell (default: its name as code)."""
+    link = link or (lambda name: f"`{name}`")
+    head = ("| artefact | published cells: consistent / differ | equivalent / different / undecided (unreachable) "
+            "| claims: held / not held / inconclusive | trivial claims held | agreement |\n|---|---|---|---|---|---|")
+
+    def cells(a):
+        if a.compared:
+            return f"{a.consistent} / {a.compared - a.consistent}"
+        return f"{a.references} references" if a.references else "-"
+
+    def eq(a):
+        return f"{a.equivalent} / {a.different} / {a.undecided} ({a.unreachable})" if a.compared else "-"
+
+    def claims(a):
+        decided = a.claims - a.not_evaluable
+        return f"{a.held} / {a.not_held} / {a.inconclusive}" if decided else "-"
+
+    def row(a):
+        triv = f"{a.trivial_held} / {a.trivial}" if a.trivial else "-"
+        return f"| {link(a.name)} | {cells(a)} | {eq(a)} | {claims(a)} | {triv} | {a.agreement} |"
+
+    out = []
+    for title, arts in (("On the papers' own data", sc.by_data(True)),
+                        ("On substitute data (the published values are references, not judged)", sc.by_data(False))):
+        if not arts:
+            continue
+        out += [f"**{title}**", "", head] + [row(a) for a in sorted(arts, key=lambda a: a.name)]
+        tot = ArtefactScore("all", "", "", "", True, original=arts[0].original)
+        for k in ("consistent", "compared", "references", "equivalent", "different", "undecided", "unreachable",
+                  "claims", "held", "not_held", "inconclusive", "not_evaluable", "trivial", "trivial_held"):
+            setattr(tot, k, sum(getattr(a, k) for a in arts))
+        out += [f"| **all {len(arts)}** | {cells(tot)} | {eq(tot)} | {claims(tot)} | "
+                f"{f'{tot.trivial_held} / {tot.trivial}' if tot.trivial else '-'} | |", ""]
+    not_run = [a for a in sc.artefacts if not a.ran]
+    if not_run:
+        out += ["**Not run** (their data cannot be had here): " + ", ".join(link(a.name) for a in not_run), ""]
+    return "\n".join(out).rstrip() + "\n"
