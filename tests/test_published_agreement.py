@@ -30,32 +30,62 @@ def table1():
 
 
 def test_verdict_overlap_and_equivalence_of_a_cell(table1):
-    """OAP-VP tau = 0.3 published 0.32 +- 0.01 over the paper's 20 trials; reproduced 0.336 +-
-    about 0.009: the intervals overlap (the former rule: consistent), the difference's Welch
-    interval (+- about 0.013) excludes 0 (differs), but the margin (0.005, half of the printed
-    0.01) is within its noise: neither equivalent nor shown to exceed it (undecided)."""
+    """OAP-VP tau = 0.3 published 0.32 +- 0.01 over the paper's 20 trials: the printed numbers
+    stand for a mean in [0.315, 0.325] and a half-width in [0.005, 0.015].  The verdict is
+    *consistent* exactly when some published pair the printing allows gives a Welch interval
+    (scipy) containing 0 (checked by brute force over a grid of them); the equivalence test is
+    within the margin Table 1 declares (0.02), less the rounding."""
     means = base_means(table1)
-    means["oap_vp-tau0.3"] = 0.336
-    comp = compare_published(table1, summarize(table1, fake_trials(table1, means, sd=0.02)))
-    r = comp[comp.cell == "oap_vp-tau0.3"].iloc[0]
-    assert r.published_n == 20 and r.difference_basis == "welch" and r.margin == pytest.approx(0.005)
-    assert r.margin_source == "precision"
-    assert abs(r.difference) <= r.ci + 0.01 and r.overlap == "consistent"
-    assert r.difference_low > 0 and r.verdict == "differs"
-    assert r.equivalence == "undecided" and r.equivalence_p > 0.05 and r.difference_low < r.margin
-    # the interval as scipy's Welch interval from the two summaries: t = d / se, df
-    se_r, se_p = r.ci / stats.t.ppf(0.975, r.n - 1), 0.01 / stats.t.ppf(0.975, 19)
-    p = stats.ttest_ind_from_stats(r["mean"], se_r * np.sqrt(r.n), r.n, 0.32, se_p * np.sqrt(20), 20,
-                                   equal_var=False).pvalue
-    assert p < 0.05
-    # an artefact's own margin replaces the printed precision's
+    for shift in (0.336, 0.345, 0.352, 0.30):
+        means["oap_vp-tau0.3"] = shift
+        comp = compare_published(table1, summarize(table1, fake_trials(table1, means, sd=0.02)))
+        r = comp[comp.cell == "oap_vp-tau0.3"].iloc[0]
+        assert r.published_n == 20 and r.difference_basis == "welch" and r.rounding == pytest.approx(0.005)
+        assert (r.margin, r.margin_source) == (pytest.approx(0.02), "declared")
+        se_r = r.ci / stats.t.ppf(0.975, r.n - 1)
+        any_contains = False
+        for pub in np.linspace(0.315, 0.325, 21):
+            for pci in np.linspace(0.005, 0.015, 11):
+                se_p = pci / stats.t.ppf(0.975, 19)
+                t = stats.ttest_ind_from_stats(r["mean"], se_r * np.sqrt(r.n), r.n, pub, se_p * np.sqrt(20), 20,
+                                               equal_var=False)
+                any_contains |= t.pvalue >= 0.05  # the 95% interval contains 0
+
+        assert (r.verdict == "consistent") == any_contains, shift
+        # equivalence: the 90% interval of the difference within +-(margin - rounding) at the widest half-width
+        se_p = 0.015 / stats.t.ppf(0.975, 19)
+        se = np.hypot(se_r, se_p)
+        df = (se_r ** 2 + se_p ** 2) ** 2 / (se_r ** 4 / (r.n - 1) + se_p ** 4 / 19)
+        h90 = stats.t.ppf(0.95, df) * se
+        inside = abs(r.difference) + h90 < 0.02 - 0.005
+        assert (r.equivalence == "equivalent") == inside, shift
+        assert r.equivalence_reachable == (h90 < 0.015)
+    # an artefact's declared absolute margin replaces the default
     cfg = OmegaConf.create(OmegaConf.to_container(table1.cfg))
     with open_dict(cfg):
-        cfg.experiment.equivalence_margin = 0.2
+        cfg.experiment.equivalence = {"margin": 0.2, "relative": None, "why": "a test"}
     wide = dataclasses.replace(table1, cfg=cfg)
+    means["oap_vp-tau0.3"] = 0.336
     r2 = compare_published(wide, summarize(table1, fake_trials(table1, means, sd=0.02)))
     r2 = r2[r2.cell == "oap_vp-tau0.3"].iloc[0]
-    assert (r2.margin, r2.margin_source, r2.equivalence) == (0.2, "config", "equivalent")
+    assert (r2.margin, r2.margin_source, r2.equivalence) == (0.2, "declared", "equivalent")
+    # none declared: the project's default, a tenth of the published value
+    with open_dict(cfg):
+        cfg.experiment.equivalence = {"margin": None, "relative": None, "why": ""}
+    r3 = compare_published(dataclasses.replace(table1, cfg=cfg), summarize(table1, fake_trials(table1, means, sd=0.02)))
+    r3 = r3[r3.cell == "oap_vp-tau0.3"].iloc[0]
+    assert (r3.margin, r3.margin_source) == (pytest.approx(0.032), "default (relative)")
+
+
+def test_a_printed_zero_half_width_is_a_half_width_below_half_a_unit(table1):
+    """Voted PRank's published 0.31 +- 0.00: a half-width in [0, 0.005), not zero (so a run whose
+    own interval prints +-0.00 is not contradicted by it)."""
+    from rankrepro.report.aggregate import experiment_published
+
+    p = next(p for p in experiment_published(table1) if p.select == {"algorithm": "voted_prank"})
+    assert p.ci == 0.0 and p.rounding == pytest.approx(0.005) and p.ci_rounding == pytest.approx(0.005)
+    wh = next(p for p in experiment_published(table1) if p.select.get("algorithm") == "widrow_hoff")
+    assert wh.ci_rounding == pytest.approx(0.05)  # "0.30 +- 0.2": a half-width printed to one digit
 
 
 def test_substitute_data_keeps_the_statistics_but_no_verdicts(table1):
@@ -186,6 +216,8 @@ def test_committed_records_carry_the_agreement_statistics():
         for t in pub:
             n += 1
             assert t["margin"] > 0 and t["overlap"] in ("consistent", "differs", "reference")
+            assert t["margin_source"] in ("declared", "declared (relative)", "default (relative)")
+            assert isinstance(t["equivalence_reachable"], bool) and t["rounding"] >= 0
             if t["verdict"] == "reference":
                 assert t["equivalence"] == "reference"
                 continue

@@ -34,9 +34,6 @@ METRICS: dict[str, MetricSpec] = {
     "wall_seconds": MetricSpec("wall_seconds", "wall-clock time of the simulation (s)", False, False),
     "learner_seconds": MetricSpec("learner_seconds", "wall-clock time of the learner alone: presenting and updating "
                                   "or retraining, the simulated user excluded (s)", False, False),
-    "cpu_seconds": MetricSpec("cpu_seconds", "CPU time of the simulation, the process's own (s)", False, False),
-    "learner_cpu_seconds": MetricSpec("learner_cpu_seconds", "CPU time of the learner alone: presenting and "
-                                      "updating or retraining, the simulated user excluded (s)", False, False),
     # collaborative ordinal regression (Yu, Yu & Tresp 2006): one value per trial
     "mae": MetricSpec("mae", "mean absolute error of the predicted ranks on each user's test items, averaged over "
                       "the users", False, False),
@@ -70,8 +67,7 @@ METRICS: dict[str, MetricSpec] = {
 
 #: the metrics that measure time, not results: they differ run to run and are the only ones
 #: `rankrepro verify` does not compare bit for bit (the one list of them)
-TIMING_METRICS = frozenset({"wall_seconds", "learner_seconds", "cpu_seconds", "learner_cpu_seconds",
-                            "fit_seconds", "train_seconds",
+TIMING_METRICS = frozenset({"wall_seconds", "learner_seconds", "fit_seconds", "train_seconds",
                             "selected_train_seconds", "selected_pairs_per_second"})
 
 

@@ -19,9 +19,9 @@ round: the pair (presented movie, feedback movie), as phi(ybar) - phi(y).  ``wal
 is the time of the simulation (the setup is shared and excluded); ``learner_seconds`` the
 part spent by the learner alone (scoring the movies to present, updating or retraining):
 the simulated user's cost is the same for both learners and would dilute their ratio.
-Both are elapsed time; ``cpu_seconds`` and ``learner_cpu_seconds`` are the same spans in the
-process's own CPU time, which another process on the machine barely moves: the claims about
-cost are decided on these (rankrepro.claims.timing).
+Both are elapsed time; ``train_seconds`` is the learner's span in the process's own CPU time
+(web search: the rounds', the span of ``wall_seconds``), which another process on the machine
+barely moves: the claims about cost are decided on it (rankrepro.claims.timing).
 
 Feedback: ``strict`` -- the lowest-utility available movie that is still strictly
 alpha-informative; ``noisy`` -- a movie rated one higher than the presented one (the user's
@@ -85,7 +85,7 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
             users = users[:cap]
     M = setup.M
     U = setup.W_star[users] @ M.T  # true utilities (users x movies)
-    t0, c0 = time.perf_counter(), time.process_time()
+    t0 = time.perf_counter()
     if cfg.variant == "ranksvm":
         svms = [CoactiveRankSVM(M.shape[1], seed=int(u)) for u in users]
         learner = None
@@ -139,12 +139,12 @@ def coactive_movies_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, flo
         avail[rows, ybar] = False
         shut[rows, y] = -np.inf
         shut[rows, ybar] = -np.inf
-    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    wall = time.perf_counter() - t0
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret, axis=1)[:, pts - 1] / pts
     return [("regret", int(p), float(v)) for p, v in zip(pts, avg.mean(axis=0))] + [
         ("wall_seconds", None, wall), ("learner_seconds", None, learner_time),
-        ("cpu_seconds", None, cpu), ("learner_cpu_seconds", None, learner_cpu)]
+        ("train_seconds", None, learner_cpu)]
 
 
 # -------------------------------------------------------------------------------------
@@ -183,7 +183,7 @@ def coactive_ranking_trial(spec: CoactiveSpec) -> list[tuple[str, int | None, fl
     pts = checkpoints(T, spec.curve_points)
     avg = np.cumsum(regret)[pts - 1] / pts
     return [("regret", int(p), float(v)) for p, v in zip(pts, avg)] + [("wall_seconds", None, wall),
-                                                                      ("cpu_seconds", None, cpu)]
+                                                                      ("train_seconds", None, cpu)]
 
 
 class _Coactive(Protocol):

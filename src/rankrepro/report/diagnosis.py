@@ -143,7 +143,7 @@ def _whole_text(choice: str, value: str, k: int, w: dict) -> str:
     if w["cells"]:
         ph = "-" if w.get("p_gap_holm") is None else f"{w['p_gap_holm']:.3g}"
         t += (f": over all {w['cells']} published cells the mean gap goes {w['gap_main']:.3g} -> {w['gap_value']:.3g}"
-              f" (shrinks: one-sided paired p over the cells, Holm over the values, {ph})")
+              f" (one-sided paired p over the cells that it shrinks, Holm over the values: {ph})")
         if w["judged"]:
             t += (f"; consistent {w['consistent_main']} -> {w['consistent_value']} of {w['cells']}"
                   f" ({len(w['made_consistent'])} made consistent, {len(w['made_inconsistent'])} made inconsistent)")
@@ -198,8 +198,10 @@ def choice_strength(record: dict, choice: str, rows: list[dict]) -> dict:
         "moves toward" if any(x != "not explained" for x in lv.values()) else "not explained")
     if all(x == "reproduces" for x in lv.values()):
         level = "reproduces"
-    text = (f"{_whole_text(choice, best, len(tried), whole[best])}; these {len(keys)} cells: "
-            f"{ok} consistent under it, their mean gap {g0:.3g} -> {gb:.3g}")
+    text = (f"{_whole_text(choice, best, len(tried), whole[best])}; "
+            + (f"this cell: {'consistent' if ok else 'not consistent'} under it, its gap {g0:.3g} -> {gb:.3g}"
+               if len(keys) == 1 else
+               f"the {len(keys)} cells diagnosed: {ok} consistent under it, their mean gap {g0:.3g} -> {gb:.3g}"))
     return {**base, "value": best, "consistent": ok, "gap_main": g0, "gap_best": gb,
             "share": (g0 - gb) / g0 if g0 > 0 else 0.0, "whole": whole[best], "level": level, "text": text,
             "per_cell": {f"{c} {m}": lv[(c, m)] for c, m in keys},
@@ -261,7 +263,9 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
     cell or the headline metric: the sensitivity section's numbers), ``ev(path, *keys)`` a
     value of an evidence record under results/; with the run's trials, ``per(cell, metric)``
     each trial's value, ``pdiff(a, b, metric)`` the mean paired difference and
-    ``p_greater(a, b, metric)`` the one-sided paired t-test's p-value (per test query for a
+    ``ci(cell, metric)`` its 95% half-width, ``cv(choice, value, claim)`` a claim's verdict under
+    one value of a choice and ``mv(claim)``
+    its verdict in the main run; ``p_greater(a, b, metric)`` the one-sided paired t-test's p-value (per test query for a
     per-query metric), ``pdiffs`` the paired differences, ``change(cell, metric, r0, r1)`` each
     trial's change of a curve; ``round=`` picks a curve's round (default: its last); on the
     mean curves, ``peak(cell, metric)`` its highest round and value and ``share_above(a, b,
@@ -376,7 +380,34 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
         common = x.index.intersection(y.index)
         return float((x.loc[common] > y.loc[common]).mean())
 
-    return {"v": v, "sv": sv, "ev": ev, "per": per, "pdiff": pdiff, "pdiffs": pdiffs, "p_greater": p_greater,
+    def ci(cell: str, metric: str) -> float:
+        """A cell's 95% half-width (its final round for a curve) in this run."""
+        s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
+        if s.empty:
+            raise KeyError(f"no value of cell '{cell}', metric '{metric}' in this run")
+        return float(s.sort_values("round").iloc[-1]["ci"]) if s["round"].notna().any() else float(s.iloc[-1]["ci"])
+
+    def cv(choice: str, value: str, claim: str) -> str:
+        """A claim's verdict under one value of an open choice (the sensitivity section's)."""
+        sc = _choice(record, choice)
+        if sc is None:
+            raise KeyError(f"no open choice '{choice}'")
+        val = next((x for x in sc["values"] if x["value"] == str(value)), None)
+        if val is None:
+            raise KeyError(f"open choice '{choice}' has no value '{value}'")
+        c = next((x for x in val["claims"] if x["id"] == claim), None)
+        if c is None:
+            raise KeyError(f"choice {choice}={value}: no claim '{claim}'")
+        return c["verdict"]
+
+    def mv(claim: str) -> str:
+        """A claim's verdict in the main run."""
+        c = next((x for x in record.get("claims", []) if x["id"] == claim), None)
+        if c is None:
+            raise KeyError(f"no claim '{claim}' in this record")
+        return c["verdict"]
+
+    return {"v": v, "sv": sv, "ev": ev, "cv": cv, "mv": mv, "ci": ci, "per": per, "pdiff": pdiff, "pdiffs": pdiffs, "p_greater": p_greater,
             "change": change, "peak": peak, "share_above": share_above}
 
 
