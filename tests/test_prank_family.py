@@ -211,3 +211,57 @@ def test_muprank_mistake_bound_theorem4():
     for _ in range(30):
         total += int(np.abs(est.fit_online(X, y) - y).sum())
     assert total <= bound
+
+
+# -------------------------------------------------------------------------------------
+# Voted PRank: where a new hypothesis's survival count starts (Harrington 2003, Sec. 3.1)
+# -------------------------------------------------------------------------------------
+# Worked by hand, k = 3, one feature; rank = 1 + #{r : w.x >= b_r}; PRank's update (C&S
+# Fig. 2) moves every threshold on the wrong side by y_r = +-1 and w by the sum times x.
+#   t1 x= 1 y=3: w=0, b=(0,0): s=0 -> 3, correct            h0 (0; 0,0) counted
+#   t2 x= 1 y=1: s=0 -> 3, mistake: y_r = (-1,-1), both wrong side (0 * -1 <= 0):
+#                tau = (-1,-1), w = -2, b = (1,1)          h1 created
+#   t3 x= 1 y=1: s=-2 -> 1, correct                           h1 counted
+#   t4 x=-1 y=3: s=2 -> 3, correct                            h1 counted
+#   t5 x= 1 y=2: s=-2 -> 1, mistake: y_r = (+1,-1); (s-b_1)y_1 = -3 <= 0 moves, (s-b_2)y_2 = 3
+#                does not: tau = (1,0), w = -1, b = (0,1)   h2 created
+# Counts: Freund & Schapire (new rule at 1) (1, 3, 1); Harrington (at 0) (1, 2, 0).
+# On x = 1 the rules give ranks (3, 1, 1): H = 7/5 and 5/3.
+HAND_X = np.array([[1.0], [1.0], [1.0], [-1.0], [1.0]])
+HAND_Y = np.array([3, 1, 1, 3, 2])
+
+
+@pytest.mark.parametrize("count,counts,vote", [("freund_schapire", [1, 3, 1], 7 / 5), ("harrington", [1, 2, 0], 5 / 3)])
+def test_voted_prank_count_conventions_by_hand(count, counts, vote):
+    m = VotedPRank(n_ranks=3, count=count)
+    np.testing.assert_array_equal(m.fit_online(HAND_X, HAND_Y), [3, 3, 1, 3, 1])
+    np.testing.assert_array_equal(m.hyp_coef_, [[0.0], [-2.0], [-1.0]])
+    np.testing.assert_array_equal(m.hyp_thresholds_, [[0, 0], [1, 1], [0, 1]])
+    np.testing.assert_array_equal(m.hyp_counts_, counts)
+    assert m.decision_function(np.array([[1.0]]))[0] == pytest.approx(vote, rel=1e-15)
+    assert m.set_params(output="rank").predict(np.array([[1.0]]))[0] == (1 if count == "freund_schapire" else 2)
+    # fed one round at a time (partial_fit), the counts are the same: each call starts the
+    # rules it creates at the convention's value, never the one carried over
+    p = VotedPRank(n_ranks=3, count=count)
+    for t in range(len(HAND_Y)):
+        p.partial_fit(HAND_X[t:t + 1], HAND_Y[t:t + 1])
+    np.testing.assert_array_equal(p.hyp_counts_, counts)
+
+
+def test_voted_prank_harrington_all_zero_counts_vote_equally():
+    """One round, a mistake: under Harrington's count both rules have 0 correct ranks, H's
+    ratio is 0/0, and the rules vote equally (ranks 3 and 1: 2.0), as OAP-VP does."""
+    x, y = np.array([[1.0]]), np.array([1])
+    h = VotedPRank(n_ranks=3, count="harrington").fit(x, y)
+    np.testing.assert_array_equal(h.hyp_counts_, [0, 0])
+    assert h.decision_function(x)[0] == 2.0
+    fs = VotedPRank(n_ranks=3).fit(x, y)  # Freund & Schapire: the new rule's 1 alone
+    np.testing.assert_array_equal(fs.hyp_counts_, [0, 1])
+    assert fs.decision_function(x)[0] == 1.0
+
+
+def test_voted_prank_count_is_validated():
+    from rankrepro.algorithms import ParamError
+
+    with pytest.raises(ParamError, match="count"):
+        VotedPRank(count="zero").fit(HAND_X, HAND_Y)

@@ -165,15 +165,19 @@ def test_mu_prank(stream, eta):
 # -------------------------------------------------------------------------------------
 # Harrington (2003)
 # -------------------------------------------------------------------------------------
-def test_voted_prank(stream):
+@pytest.mark.parametrize("count", ["freund_schapire", "harrington"])
+def test_voted_prank(stream, count):
     X, Xc, y, k = stream
-    pred, W, B, c = ref.voted_prank_plain(X, y, k)
-    m = VotedPRank(n_ranks=k, output="mean")
+    pred, W, B, c = ref.voted_prank_plain(X, y, k, count=count)
+    m = VotedPRank(n_ranks=k, output="mean", count=count)
     np.testing.assert_array_equal(m.fit_online(Xc, y), pred)
     np.testing.assert_array_equal(m.hyp_counts_, c)
     np.testing.assert_array_equal(m.hyp_thresholds_, B)
     np.testing.assert_allclose(m.hyp_coef_, W, rtol=0, atol=1e-12)
-    assert c.sum() == len(y)  # every round counted once: a survival or a new rule's 1
+    if count == "freund_schapire":
+        assert c.sum() == len(y)  # every round counted once: a survival or a new rule's 1
+    else:
+        assert c.sum() == len(y) - _mistakes(pred, y)  # only the correct ranks are counted
     Xt = X[::10]
     mean = ref.weighted_rank_vote(Xt, W, B, c, k, output="mean")
     np.testing.assert_allclose(m.decision_function(Xc[::10]), mean, rtol=1e-15, atol=0)

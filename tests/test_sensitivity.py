@@ -28,13 +28,20 @@ def table1():
 
 
 def test_table1_declares_its_choices(table1):
-    """vote_output re-runs only the three vote ensembles (7 cells); at smoke scale both
-    training lengths are capped to the same 400 rounds, so training_rounds re-runs nothing."""
+    """vote_output re-runs only the three vote ensembles (7 cells), voted_count only voted
+    PRank (1 cell, its main value setting nothing); at smoke scale both training lengths are
+    capped to the same 400 rounds, so training_rounds re-runs nothing."""
     sc = {s.choice: s for s in table1.cfg.experiment.sensitivity}
-    assert set(sc) == {"vote_output", "training_rounds"}
-    ids = [c.id for c in table1.sensitivity_cells]
+    assert set(sc) == {"vote_output", "voted_count", "training_rounds"}
+    ids = [c.id for c in table1.sensitivity_cells if c.choice == "vote_output"]
     assert len(ids) == 7 and all(i.endswith("~vote_output=rank") for i in ids)
-    assert {c.algorithm for c in table1.sensitivity_cells} == {"oap_vp", "oap_bagg", "voted_prank"}
+    assert {c.algorithm for c in table1.sensitivity_cells if c.choice == "vote_output"} == {"oap_vp", "oap_bagg",
+                                                                                             "voted_prank"}
+    assert [c.id for c in table1.sensitivity_cells if c.choice == "voted_count"] == ["voted_prank~voted_count=harrington"]
+    assert len(table1.sensitivity_cells) == 8
+    c = table1.cell("voted_prank~voted_count=harrington")
+    var, base = table1.variant_of(c)
+    assert base.params["count"] == "harrington" and "count" not in table1.cell("voted_prank").params
     c = table1.cell("oap_vp-tau0.3~vote_output=rank")
     var, base = table1.variant_of(c)
     assert base.id == "oap_vp-tau0.3" and base.params["output"] == "rank"
@@ -167,7 +174,9 @@ def _sens(doc):
      "experiment.sensitivity[0].values.rank -> algorithms.oap_vp.params.output", "must be one of"),
     (lambda e: _sens(e)["values"].update({"bad label": {}}), "experiment.sensitivity[0].values.bad label", "letters"),
     (lambda e: _sens(e).update(values={"mean": {}}), "experiment.sensitivity[0].values", "at least two"),
-    (lambda e: e["sensitivity"].append(dict(_sens(e))), "experiment.sensitivity[2].choice", "duplicate"),
+    (lambda e: e["sensitivity"][1]["values"].update(harrington={"algorithms.voted_prank.params.count": "zero"}),
+     "experiment.sensitivity[1].values.harrington -> algorithms.voted_prank.params.count", "must be one of"),
+    (lambda e: e["sensitivity"].append(dict(_sens(e))), "experiment.sensitivity[3].choice", "duplicate"),
     (lambda e: e["claims"][0].update(diagnosis={"kind": "bug", "text": "x"}),
      "experiment.claims[0].diagnosis.kind", "must be one of"),
     (lambda e: e["claims"][0].update(diagnosis={"kind": "open protocol choice", "text": "x", "choice": "ghost"}),

@@ -130,17 +130,24 @@ class MuPRank(_ThresholdRanker):
 class VotedPRank(OnlineRanker):
     """PRank with the voted-perceptron output of Freund & Schapire (1999), as Harrington
     (2003, Sec. 4.1) tests it.  Every hypothesis (w_i, b_i) is stored with its survival
-    count c_i (1 when created, +1 per correct prediction; the initial zero rule starts at
-    0); the output is H(x) = sum_i c_i h_i(x) / sum_i c_i (``output='mean'``, as Harrington
-    writes it, unrounded) or the nearest rank to it (``output='rank'``).  Online
-    predictions are those of the current PRank rule."""
+    count c_i; the output is H(x) = sum_i c_i h_i(x) / sum_i c_i (``output='mean'``, as
+    Harrington writes it, unrounded) or the nearest rank to it (``output='rank'``).  Online
+    predictions are those of the current PRank rule.
+
+    ``count`` is where a new hypothesis's count starts (the initial zero rule starts at 0
+    under both): ``'freund_schapire'`` (default) at 1, as in Freund & Schapire's Fig. 1
+    (c_{k+1} = 1: the example whose mistake made the rule counts for it), then +1 per
+    correct prediction; ``'harrington'`` at 0, "the number of correct ranks between
+    updates" (Harrington 2003, Sec. 3.1), so c_i counts only the correct predictions the
+    rule made.  The two differ by exactly 1 on every hypothesis but the first."""
 
     name = "voted_prank"
-    _constraints = {"output": OneOf(("mean", "rank"))}
+    _constraints = {"output": OneOf(("mean", "rank")), "count": OneOf(("freund_schapire", "harrington"))}
 
-    def __init__(self, *, n_ranks: int = 5, output: str = "mean"):
+    def __init__(self, *, n_ranks: int = 5, output: str = "mean", count: str = "freund_schapire"):
         self.n_ranks = n_ranks
         self.output = output
+        self.count = count
 
     def _init_state(self, n_features: int) -> None:
         self.coef_ = np.zeros(n_features)
@@ -158,6 +165,11 @@ class VotedPRank(OnlineRanker):
         Wh[:n_h], Bh[:n_h], C[:n_h] = self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_
         out = np.empty(T, dtype=np.int64)
         n_new = K.voted_prank_online(*rows(X), y, self.coef_, self.thresholds_, Wh, Bh, C, n_h, out)
+        if self.count == "harrington":
+            # the kernel starts every rule it creates (slots n_h..n_new-1) at 1 (Freund &
+            # Schapire); Harrington's count of correct ranks between updates is 1 less.
+            # Counts are small integers held exactly in floats, so this is exact.
+            C[n_h:n_new] -= 1.0
         self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_ = Wh[:n_new].copy(), Bh[:n_new].copy(), C[:n_new].copy()
         return out
 
@@ -169,7 +181,12 @@ class VotedPRank(OnlineRanker):
     def _voted_score(self, X):
         # O(hypotheses x rows): computed once per distinct row (per_distinct_row)
         out = np.empty(X.shape[0])
-        K.predict_voted(*rows(X), self.hyp_coef_, self.hyp_thresholds_, self.hyp_counts_, self.hyp_counts_.shape[0], out)
+        counts = self.hyp_counts_
+        if not np.any(counts != 0):
+            # every count 0 (count='harrington' after a stream of mistakes only): H(x)'s
+            # ratio is undefined; equal weights, the convention of OAP-VP and the reference
+            counts = np.ones_like(counts)
+        K.predict_voted(*rows(X), self.hyp_coef_, self.hyp_thresholds_, counts, counts.shape[0], out)
         return out
 
     def _predict(self, X):

@@ -186,13 +186,18 @@ def mu_prank_plain(X: np.ndarray, y: np.ndarray, k: int, eta: float) -> tuple[np
     return preds, w, b
 
 
-def voted_prank_plain(X: np.ndarray, y: np.ndarray, k: int):
+def voted_prank_plain(X: np.ndarray, y: np.ndarray, k: int, count: str = "freund_schapire"):
     """PRank with the voted-perceptron bookkeeping of Freund & Schapire (1999, Fig. 1),
     as Harrington (2003, Secs. 3.1, 4.1) applies it to PRank: the initial rule (0, 0) is
     stored with count c = 0; a correct prediction adds 1 to the current rule's count; a
-    mistake makes PRank's update (Fig. 2) and stores the new rule with c = 1.  The online
+    mistake makes PRank's update (Fig. 2) and stores the new rule with c = 1
+    (``count='freund_schapire'``, F&S's c_{k+1} = 1) or c = 0 (``count='harrington'``:
+    "the number of correct ranks between updates", Harrington Sec. 3.1).  The online
     predictions are those of the current rule.  Returns (online predictions, W (u x n),
     B (u x k-1), c (u,)) of the u stored rules."""
+    starts = {"freund_schapire": 1.0, "harrington": 0.0}
+    if count not in starts:
+        raise ValueError(f"voted_prank_plain: count must be 'freund_schapire' or 'harrington', got {count!r}")
     w = np.zeros(X.shape[1])
     b = np.zeros(k - 1)
     Ws, Bs, cs = [w.copy()], [b.copy()], [0.0]
@@ -209,7 +214,7 @@ def voted_prank_plain(X: np.ndarray, y: np.ndarray, k: int):
         b = b - tau
         Ws.append(w.copy())
         Bs.append(b.copy())
-        cs.append(1.0)
+        cs.append(starts[count])
     return preds, np.array(Ws), np.array(Bs), np.array(cs)
 
 
