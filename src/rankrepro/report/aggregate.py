@@ -79,15 +79,19 @@ def resolve(cells: list[Cell], selector: dict[str, Any], summary: pd.DataFrame, 
     return [c for c in chosen if best.get(c.algorithm) is c]
 
 
-def best_basis(claim, picked: list[Cell], tried: list[Cell]) -> str:
+def best_basis(claim, picked: list[Cell], tried: list[Cell], split: tuple[int, int] | None = None) -> str:
     """The sentence a claim with a ``best: true`` selector adds to its evidence: what the value
-    was picked on, among how many."""
+    was picked on, among how many, and on which trials (``split``: the trials it was picked on
+    and those the claim was then tested on)."""
     if not picked:
         return ""
     where = (f"its mean over rounds {claim.rounds[0] or 'first'}-{claim.rounds[1] or 'last'}, the rounds the claim "
              "is about" if claim.rounds is not None and METRICS[claim.metric].curve else "its final value")
+    on = (f"on the {split[0]} even-numbered trials, and the claim tested on the other {split[1]} (cross-fitted: "
+          "selection and test on separate trials)" if split else
+          "on the same trials the claim is tested on (post hoc: too few trials to split)")
     return (f"; best setting per algorithm ({', '.join(c.label for c in picked)}) picked among {len(tried)} by "
-            f"{where}, on the same trials the claim is tested on (post hoc)")
+            f"{where}, {on}")
 
 
 # -------------------------------------------------------------------------------------
@@ -260,9 +264,22 @@ def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame,
     ``claim`` a :class:`Claim` or its config node; ``trials`` the rows ``summary`` was made
     from (a claim about time pairs them)."""
     c = claim if isinstance(claim, Claim) else Claim.from_config(claim)
+    sides = [side for side in (c.lhs, c.rhs) if side and side.get("best")]
+    if sides and trials is not None and "trial" in trials and trials["trial"].nunique() >= 4:
+        # best-of on separate trials: picked on the even-numbered trials, tested on the odd ones
+        pick = trials[trials["trial"] % 2 == 0]
+        test = trials[trials["trial"] % 2 == 1]
+        pick_summary, test_summary = summarize(exp, pick), summarize(exp, test)
+        r = claims.evaluate(c, test_summary, lambda sel: resolve(exp.cells, sel, pick_summary, c.metric, c.rounds),
+                            test)
+        if r.verdict != "not evaluable":
+            for side in sides:
+                r.evidence += best_basis(c, resolve(exp.cells, side, pick_summary, c.metric, c.rounds),
+                                         select(exp.cells, side), (pick["trial"].nunique(), test["trial"].nunique()))
+        return r
     r = claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric, c.rounds), trials)
-    for side in (c.lhs, c.rhs):
-        if side and side.get("best") and r.verdict != "not evaluable":
+    for side in sides:
+        if r.verdict != "not evaluable":
             r.evidence += best_basis(c, resolve(exp.cells, side, summary, c.metric, c.rounds), select(exp.cells, side))
     return r
 
