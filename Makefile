@@ -29,6 +29,9 @@ report: $(STAMP)
 	$(PY) -c "from rankrepro.report.html import rebuild_report; print(rebuild_report())"
 	$(PY) scripts/results_doc.py
 
+## first every committed record against its cells (each cell's sha256 against its fingerprint file
+## and record; each record, table and Markdown aggregated again from its cells and compared byte for
+## byte: `rankrepro verify --records`, all of them, ~2 CPU-minutes), then
 ## recompute committed cells at paper scale into runs/verify/ and compare them bit for bit with the
 ## committed ones (timing metrics apart); exits non-zero on any difference.  Default: the cheapest
 ## cell of every artefact that can run here (~2 CPU-minutes); VERIFY="--all" for every cell,
@@ -36,6 +39,7 @@ report: $(STAMP)
 VERIFY ?=
 verify: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) data --config download=true
+	$(VENV)/bin/rankrepro verify --records --jobs $$(nproc)
 	$(VENV)/bin/rankrepro verify --jobs $$(nproc) $(VERIFY)
 
 ## every artefact tiny, end to end (outputs in runs/smoke/)

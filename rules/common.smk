@@ -366,12 +366,11 @@ def all_outputs():
 
 
 def remove_stale_temporaries():
-    """Delete leftovers of atomic writes (``.<name>.<random>.tmp``) under this scale's outputs."""
-    for top in (out("results"), out("figures"), "data/processed"):
-        root = Path(top)
-        if root.is_dir():
-            for p in root.rglob(".*.tmp"):
-                p.unlink(missing_ok=True)
+    """Delete leftovers of the project's own atomic writes under this scale's outputs, nothing
+    else, and nothing while a `rankrepro run` writes there (pipeline.outlock)."""
+    from rankrepro.pipeline.outlock import remove_own_temporaries
+
+    remove_own_temporaries((out("results"), out("figures"), "data/processed"), root=PREFIX or ".")
 
 
 # ---- the arena (rules/arena.smk): its families and their inputs

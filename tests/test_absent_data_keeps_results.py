@@ -35,6 +35,10 @@ def workdir(tmp_path_factory):
         # older than the workflow's scripts, as in a fresh clone where git wrote them first: what made
         # Snakemake plan them again ("Code has changed since last execution")
         os.utime(w / rel, (1_600_000_000, 1_600_000_000))
+    # the reproduced record's cells, as committed beside it: the report checks them against the
+    # hashes the record names (pipeline.integrity)
+    shutil.copytree(ROOT / "results/harrington2003/table2_cystic_fibrosis/cells",
+                    w / "results/harrington2003/table2_cystic_fibrosis/cells")
     return w
 
 

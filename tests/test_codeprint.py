@@ -7,6 +7,7 @@ Comments and docstrings change nothing; code does; editing PRank's module touche
 cells that run a learner of that module (OAP's PRank members run the compiled step of
 _compiled.py, which every cell of a compiled learner has in its code).  `verify` recomputes committed cells and
 compares them bit for bit, timing metrics apart."""
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -149,7 +150,7 @@ def test_verify_record_refreshes_the_fingerprint_and_says_so(tmp_path):
     fp = parquet.with_suffix(".fingerprint")
     fp.write_text("made by other code\n")
     run({name: exp}, root=root, record=True, echo=lambda s: None)
-    assert fp.read_text() == fingerprint_text(exp, cell, "")
+    assert fp.read_text() == fingerprint_text(exp, cell, "", hashlib.sha256(parquet.read_bytes()).hexdigest())
     r = json.loads((root / "results" / f"{name}.json").read_text())
     assert r["verified"]["cells"] == 1 and r["verified"]["identical"] == 1 and r["verified"]["date"]
 

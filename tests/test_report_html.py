@@ -6,6 +6,7 @@ colour, and no absolute path of the machine in what is written."""
 import copy
 import json
 import re
+import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -139,6 +140,9 @@ def test_links_to_each_artefacts_files_resolve(tmp_path):
     for name in ("table2_cystic_fibrosis.json", "table2_cystic_fibrosis.csv", "table2_cystic_fibrosis.md"):
         (tmp_path / "results/harrington2003" / name).write_bytes((ROOT / "results/harrington2003" / name).read_bytes())
     (tmp_path / "results/harrington2003/table2_cystic_fibrosis.config.yaml").write_text("experiment: {}\n")
+    # its cells: the report checks them against the hashes the record names
+    shutil.copytree(ROOT / "results/harrington2003/table2_cystic_fibrosis/cells",
+                    tmp_path / "results/harrington2003/table2_cystic_fibrosis/cells")
     for ext in ("png", "pdf"):
         (tmp_path / f"figures/harrington2003/fig3b.{ext}").write_bytes(
             (ROOT / f"figures/harrington2003/fig3b.{ext}").read_bytes())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import functools
 import re
@@ -68,12 +69,17 @@ def _parser() -> argparse.ArgumentParser:
         epilog="examples:\n  rankrepro verify                                 # the sample (make verify)\n"
                "  rankrepro verify harrington2003/table1 --all     # every cell of one artefact\n"
                "  rankrepro verify --stale --jobs 2 --record       # after a code change: the cells it touched\n"
-               "  rankrepro verify --all --jobs 2 --record         # everything; tell the committed files")
+               "  rankrepro verify --all --jobs 2 --record         # everything; tell the committed files\n"
+               "  rankrepro verify --records --jobs 2              # every record against its cells (make verify, first)")
     v.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: all)")
     v.add_argument("--all", action="store_true", help="every committed cell, not the cheapest of each artefact")
     v.add_argument("--stale", action="store_true",
                    help="the cells whose fingerprint no longer matches the code and config (after a code change)")
     v.add_argument("--jobs", "-j", type=int, default=1, help="cells checked in parallel (default: 1)")
+    v.add_argument("--records", action="store_true",
+                   help="instead of recomputing cells: check every committed record against its cells (each cell's "
+                        "sha256 against its fingerprint file and record; each record, table and Markdown aggregated "
+                        "again from its cells and compared byte for byte); all of them, in a few CPU-minutes")
     v.add_argument("--record", action="store_true",
                    help="write what was verified into the records and refresh the identical cells' fingerprint "
                         "files (commit them)")
@@ -225,6 +231,18 @@ def precheck(name: str, overrides: list[str], scale: str) -> None:
                        f"(known: {', '.join(scales)})" + (f"; did you mean '{close[0]}'?" if close else ""))
 
 
+@contextlib.contextmanager
+def _holding(root: Path):
+    """Hold the output folder for this run (pipeline.outlock); another run in it is a one-line error."""
+    from .pipeline.outlock import FolderInUse, output_lock
+
+    try:
+        with output_lock(root):
+            yield
+    except FolderInUse as e:
+        raise CliError(str(e)) from None
+
+
 def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
                    out: str | Path | None = None, log=None, report: bool = True, loaded: dict | None = None) -> dict:
     """Run one experiment's cells and write its outputs under ``out`` as the workflow lays
@@ -256,41 +274,43 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
             raise CliError(f"{name} needs the processed data set {st.used} ({data_path} is absent): "
                            f"run `make data` or `rankrepro fetch {st.used} && rankrepro preprocess {st.used}`")
     root = Path(out) if out is not None else Path("runs") / "cli" / scale
-    # every output, placed before anything runs: none may leave root (the catalog's name checks
-    # make sure; this is the guard at the place that writes)
-    try:
-        res = {ext: output_path(root, "results", exp.paper, f"{exp.artefact}.{ext}")
-               for ext in ("config.yaml", "csv", "md", "json")}
-        cell_paths = [output_path(root, "results", exp.paper, exp.artefact, "cells", f"{c.id}.parquet")
-                      for c in exp.all_cells]
-        png = (output_path(root, "figures", exp.paper, f"{exp.figure_file}.png")
-               if exp.cfg.experiment.figure is not None else None)
-        report = output_path(root, "results", "report", "index.html")
-    except OutsideRoot as e:
-        raise CliError(f"{name}: {e}") from None
-    if loaded is not None:
-        loaded.update(exp=exp, cells=[str(p) for p in cell_paths])
-    write_resolved(exp, res["config.yaml"])
-    log(f"{name} [{scale}]: {len(exp.all_cells)} cells" + (f", overrides {' '.join(overrides)}" if overrides else "")
-        + f" -> {root}")
-    for c, p in zip(exp.all_cells, cell_paths):
-        df = run_cell(exp, c.id, n_jobs=jobs, progress=log, data_path=data_path)
-        write_parquet(df, p)
-    from .report.artefact import build_artefact
+    # one run per output folder: a second run into it stops here, naming this one's pid
+    with _holding(root):
+        # every output, placed before anything runs: none may leave root (the catalog's name checks
+        # make sure; this is the guard at the place that writes)
+        try:
+            res = {ext: output_path(root, "results", exp.paper, f"{exp.artefact}.{ext}")
+                   for ext in ("config.yaml", "csv", "md", "json")}
+            cell_paths = [output_path(root, "results", exp.paper, exp.artefact, "cells", f"{c.id}.parquet")
+                          for c in exp.all_cells]
+            png = (output_path(root, "figures", exp.paper, f"{exp.figure_file}.png")
+                   if exp.cfg.experiment.figure is not None else None)
+            report = output_path(root, "results", "report", "index.html")
+        except OutsideRoot as e:
+            raise CliError(f"{name}: {e}") from None
+        if loaded is not None:
+            loaded.update(exp=exp, cells=[str(p) for p in cell_paths])
+        write_resolved(exp, res["config.yaml"])
+        log(f"{name} [{scale}]: {len(exp.all_cells)} cells"
+            + (f", overrides {' '.join(overrides)}" if overrides else "") + f" -> {root}")
+        for c, p in zip(exp.all_cells, cell_paths):
+            df = run_cell(exp, c.id, n_jobs=jobs, progress=log, data_path=data_path)
+            write_parquet(df, p)
+        from .report.artefact import build_artefact
 
-    rec = build_artefact(exp, cell_paths, res["csv"], res["md"], res["json"], data=vars(st))
-    pngs = {}
-    if png is not None:
-        from .report.figures import build_figure
+        rec = build_artefact(exp, cell_paths, res["csv"], res["md"], res["json"], data=vars(st))
+        pngs = {}
+        if png is not None:
+            from .report.figures import build_figure
 
-        build_figure(exp, res["csv"], png, png.with_suffix(".pdf"), res["json"])
-        pngs[exp.name] = str(png)
-    if not report:
+            build_figure(exp, res["csv"], png, png.with_suffix(".pdf"), res["json"])
+            pngs[exp.name] = str(png)
+        if not report:
+            return rec
+        from .report.html import build_report
+
+        build_report([str(res["json"])], pngs, report, scale)
         return rec
-    from .report.html import build_report
-
-    build_report([str(res["json"])], pngs, report, scale)
-    return rec
 
 
 def _run(args) -> int:
@@ -318,23 +338,24 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
     except ArenaError as e:
         raise CliError(str(e)) from None
     root = Path(out) if out is not None else Path("runs") / "cli" / scale
-    recs, exps, cells = [], {}, {}
-    for name in arena.experiments:
-        loaded: dict = {}
-        recs.append(run_experiment(name, overrides, scale, jobs, root, log, report=False, loaded=loaded))
-        exps[name], cells[name] = loaded["exp"], loaded["cells"]
-    paths = comparison_paths(root, family)
-    try:
-        rec = build_comparison(arena, exps, cells, paths["json"], paths["md"], paths["csv"], paths["png"])
-    except ArenaError as e:
-        raise CliError(str(e)) from None
-    from .report.html import build_report
+    with _holding(root):  # the whole family, each experiment and the comparison, in one hold
+        recs, exps, cells = [], {}, {}
+        for name in arena.experiments:
+            loaded: dict = {}
+            recs.append(run_experiment(name, overrides, scale, jobs, root, log, report=False, loaded=loaded))
+            exps[name], cells[name] = loaded["exp"], loaded["cells"]
+        paths = comparison_paths(root, family)
+        try:
+            rec = build_comparison(arena, exps, cells, paths["json"], paths["md"], paths["csv"], paths["png"])
+        except ArenaError as e:
+            raise CliError(str(e)) from None
+        from .report.html import build_report
 
-    jsons = [str(root / "results" / r["paper"] / f"{r['artefact']}.json") for r in recs] + [str(paths["json"])]
-    pngs = {f"{r['paper']}/{r['figure_file']}": str(root / "figures" / r["paper"] / f"{r['figure_file']}.png")
-            for r in recs if r.get("figure_file")}
-    build_report(jsons, pngs, root / "results" / "report" / "index.html", scale)
-    return rec
+        jsons = [str(root / "results" / r["paper"] / f"{r['artefact']}.json") for r in recs] + [str(paths["json"])]
+        pngs = {f"{r['paper']}/{r['figure_file']}": str(root / "figures" / r["paper"] / f"{r['figure_file']}.png")
+                for r in recs if r.get("figure_file")}
+        build_report(jsons, pngs, root / "results" / "report" / "index.html", scale)
+        return rec
 
 
 def _arena(args) -> int:
@@ -360,6 +381,10 @@ def _verify(args) -> int:
             near = difflib.get_close_matches(name, known, n=1)
             raise CliError(f"unknown experiment {name!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
     catalog = load_catalog("paper", cache_dir=default_cache_dir())
+    if args.records:
+        from .pipeline.integrity import check
+
+        return 1 if check(catalog, jobs=args.jobs, names=args.experiments or None) else 0
     checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,
                  stale=args.stale)
     return 0 if all(c.identical for c in checks) else 1

@@ -13,8 +13,9 @@ each file with the fingerprint the cell would have now:
   resolved config, so are the record's, the figure's, those of the arena comparisons all of
   whose experiments are current (and whose record was made from the same family file), and
   finally the report's;
-* different or missing (a config edit, other data, an interrupted job): the fingerprint
-  file is removed, so the cell job (its output) reruns; the results stay until it replaces
+* different or missing (a config edit, other data, an interrupted job), or the results'
+  bytes no longer those the fingerprint file names (``sha256``: a results file edited by hand
+  or replaced): the fingerprint file is removed, so the cell job (its output) reruns; the results stay until it replaces
   them.
 
 The fingerprint covers the code too (:mod:`.codeprint`: the modules a cell's protocol,
@@ -50,9 +51,30 @@ def manifest_identity(manifest: Path) -> str | None:
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def fingerprint_text(exp: Experiment, cell_id: str, data_id: str) -> str:
+def fingerprint_text(exp: Experiment, cell_id: str, data_id: str, sha256: str | None = None) -> str:
+    """The fingerprint file's text; ``sha256``: that of the cell's results file (its bytes as
+    written), which a current cell must still have (:func:`is_current`)."""
     fp = cell_fingerprint(*exp.variant_of(exp.cell(cell_id)))
-    return json.dumps({"cell": cell_id, "fingerprint": fp, "data": data_id}, sort_keys=True) + "\n"
+    d = {"cell": cell_id, "fingerprint": fp, "data": data_id}
+    if sha256 is not None:
+        d["sha256"] = sha256
+    return json.dumps(d, sort_keys=True) + "\n"
+
+
+def is_current(exp: Experiment, cell_id: str, data_id: str, fp: Path, out: Path) -> bool:
+    """Whether a cell's results ``out`` are current: its fingerprint file ``fp`` is the one the
+    cell would have now (config, code, data) and names the sha256 of the results' bytes as they
+    are (a results file edited by hand, or replaced, is not current: the workflow reruns it)."""
+    if not (out.is_file() and fp.is_file()):
+        return False
+    try:
+        kept = json.loads(fp.read_text())
+        digest = kept["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if fp.read_text() != fingerprint_text(exp, cell_id, data_id, digest):
+        return False
+    return hashlib.sha256(out.read_bytes()).hexdigest() == digest
 
 
 def fingerprint_path(prefix: str, exp: Experiment, cell_id: str) -> str:
@@ -94,7 +116,7 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
         for c in exp.all_cells:
             fp = root / fingerprint_path(prefix, exp, c.id)
             out = root / f"{prefix}results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet"
-            if out.is_file() and fp.is_file() and fp.read_text() == fingerprint_text(exp, c.id, data_id):
+            if is_current(exp, c.id, data_id, fp, out):
                 # a sensitivity cell after the main cell it may take trials from, a twin after
                 # the cell whose results it takes (their inputs)
                 _touch([out, fp], later + (0.75 if (name, c.id) in twins else 0.5 if c.base else 0.0))
@@ -130,7 +152,9 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
 def write_fingerprint(exp: Experiment, cell_id: str, data_path: str | None, path: str | os.PathLike) -> None:
     """The fingerprint file of a cell just computed (``data_path``: its processed data)."""
     data_id = manifest_identity(Path(data_path).with_name("manifest.json")) if data_path else ""
-    Path(path).write_text(fingerprint_text(exp, cell_id, data_id or ""))
+    # the results' bytes too: a results file edited or replaced afterwards is rerun (is_current)
+    digest = hashlib.sha256(Path(path).with_suffix(".parquet").read_bytes()).hexdigest()
+    Path(path).write_text(fingerprint_text(exp, cell_id, data_id or "", digest))
 
 
 def _record_fingerprint(path: Path) -> str | None:

@@ -69,16 +69,16 @@ def _seconds() -> dict[str, float]:
 
 def stale_cells(exp: Experiment, root: Path = Path(".")) -> list[str]:
     """The committed cells whose fingerprint file does not match today's config, code and
-    data (the ones the workflow would rerun)."""
+    data, or whose bytes are not those it names (the ones the workflow would rerun)."""
     from ..data.status import data_status
-    from .freshness import data_identity, fingerprint_path, fingerprint_text
+    from .freshness import data_identity, fingerprint_path, is_current
 
     used = data_status(exp.cfg.dataset.source, probe=False).used if exp.cfg.dataset.source else None
     data_id = data_identity(used, root)
     out = []
     for c in exp.all_cells:
         fp = root / fingerprint_path("", exp, c.id)
-        if not (fp.is_file() and fp.read_text() == fingerprint_text(exp, c.id, data_id or "")):
+        if not is_current(exp, c.id, data_id or "", fp, committed_cell(exp, c.id, root)):
             out.append(c.id)
     return out
 
@@ -304,6 +304,8 @@ def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root:
         current = not stale_cells(exp, root)  # every cell's fingerprint file matches today's
         if current:
             rec["code"] = experiment_identity(exp)
-        atomic_write(rec_path, lambda tmp: Path(tmp).write_text(dumps(rec)))
+        from .integrity import seal
+
+        atomic_write(rec_path, lambda tmp: Path(tmp).write_text(dumps(seal(rec))))
         n += 1
     return n

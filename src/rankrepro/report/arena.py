@@ -371,7 +371,9 @@ def build_comparison(arena: Arena, exps: dict[str, Experiment], cell_paths: dict
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(rec)))
+    from ..pipeline.integrity import seal
+
+    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(seal(rec))))
     return rec
 
 

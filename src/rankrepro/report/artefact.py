@@ -16,6 +16,7 @@ from ..data.registry import substitute_label
 from ..metrics import METRICS
 from ..io import atomic_write, dumps
 from ..pipeline.cells import Experiment, claim_family, config_fingerprint
+from ..pipeline.integrity import cells_sha256, seal
 from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, equivalence_why, evaluate_claims,
@@ -262,6 +263,7 @@ def _record_base(exp: Experiment) -> dict:
 def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out_csv: str | os.PathLike,
                    out_md: str | os.PathLike, out_json: str | os.PathLike, data: dict | None = None,
                    family: Family | None = None) -> dict:
+    cell_paths = list(cell_paths)
     all_trials = load_cells(cell_paths)
     missing = {c.id for c in exp.all_cells} - set(all_trials["cell"].unique() if not all_trials.empty else [])
     if missing:
@@ -306,11 +308,13 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     # the numbers the diagnoses quote, from this run; how much each explains, from the sensitivity
     render_numbers(record, summary, exp.name, all_trials, strict=exp.scale == "paper")
     add_strengths(record)
+    # the content hash of every cell file these numbers come from (`rankrepro verify --records`)
+    record["cells_sha256"] = cells_sha256(cell_paths)
     if (verified := kept_verification(out_json, cell_paths)) is not None:
         record["verified"] = verified
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens, repro)))
-    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
+    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
     return record
 
 
@@ -326,5 +330,5 @@ def build_not_run(exp: Experiment, reason: str, how_to_obtain: str, out_csv: str
     atomic_write(out_csv, lambda tmp: Path(tmp).write_text(",".join(
         ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]) + "\n"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(md))
-    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(record)))
+    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
     return record

@@ -308,12 +308,29 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: cv[1]))
 
 
+class RecordMismatch(ValueError):
+    """Records the report refuses: edited since they were written, or whose cells changed."""
+
+
 def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str,
                  kept: dict[str, str] | None = None) -> None:
+    """Raises :class:`RecordMismatch`, naming each file, when a record is not what was written
+    (its ``record_sha256``) or a cell it names no longer has the bytes it was aggregated from
+    (``cells_sha256``): the report shows no number whose chain to its cells is broken."""
+    from ..pipeline.integrity import record_problems
+
     records, comparisons, files = [], [], {}
     out_dir = Path(out_html).parent
+    loaded, problems = [], []
     for p in json_paths:
         rec = json.loads(Path(p).read_text())
+        problems += record_problems(p, rec)
+        loaded.append((p, rec))
+    if problems:
+        raise RecordMismatch("the report refuses records that do not match what was written or the cells they were "
+                             "aggregated from (`rankrepro verify --records` says more; the workflow aggregates them "
+                             "again, rerunning a changed cell):\n  " + "\n  ".join(problems))
+    for p, rec in loaded:
         if rec.get("kind") == "comparison":  # an arena family's comparison (report.arena)
             png = png_paths.get(f"comparison/{Path(rec['figure']).stem}")
             comparisons.append((rec, png))

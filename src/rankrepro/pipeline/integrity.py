@@ -1,0 +1,374 @@
+"""``rankrepro verify --records``: every committed record checked against its cells, cheaply.
+
+The chain from a published-vs-reproduced number back to the trials it comes from has three
+links, each checked here for *every* committed artefact (the sampled recomputation of cells,
+:mod:`.verify`, checks the last one, cells against the code):
+
+1. each cell file ``results/<paper>/<artefact>/cells/<cell>.parquet`` has the sha256 its
+   fingerprint file (``<cell>.fingerprint``, key ``sha256``) and its record (``cells_sha256``)
+   name: a hand-edited cell is caught (and the workflow reruns it, :mod:`.freshness`);
+2. each record (``results/<paper>/<artefact>.json`` with its ``.csv`` and ``.md``, and the
+   arena's ``results/arena/comparison/<family>.*``) is aggregated again from its cells with
+   today's code into a scratch folder and compared byte for byte with the committed files: an
+   edited mean, interval or verdict is caught, and so is aggregation code changed without the
+   records being made again;
+3. the only fields left out of that comparison are those that describe *when and where* the
+   record was written, not what it says: ``git_commit`` (the commit at aggregation time; a
+   record made from a dirty tree says ``+dirty`` and is named in a warning) and ``versions``
+   (the interpreter, platform and library versions of the machine that aggregated; the code
+   and numeric libraries the numbers come from are in ``code``, which is compared).
+
+A record whose data set is absent here is aggregated again all the same (its cells are
+committed): its ``dataset.sources`` (read from the processed data's manifest) is taken from
+the committed record when the manifest is not here.  Its claim family (Holm) is the one the
+record names (``claim_family.artefacts``), whose cells are committed too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cells import Experiment
+from .verify import file_digest, verification_path
+
+#: record fields that say when and where a record was written, not what it says (module docstring)
+UNCOMPARED = ("git_commit", "versions")
+SCRATCH = Path("runs") / "verify-records"
+
+
+@dataclass
+class RecordProblem:
+    path: str  # the file, relative to the checkout
+    what: str  # what differs (the first differing key path, or the cell whose bytes changed)
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.what}"
+
+
+def cell_file(root: Path, exp: Experiment, cell_id: str) -> Path:
+    return root / "results" / exp.paper / exp.artefact / "cells" / f"{cell_id}.parquet"
+
+
+def cells_sha256(paths) -> dict[str, str]:
+    """A record's ``cells_sha256``: cell id (the file's stem) -> sha256 of the file's bytes, sorted."""
+    return {Path(p).stem: file_digest(p) for p in sorted(paths, key=lambda p: Path(p).stem)}
+
+
+def seal(record: dict) -> dict:
+    """The record with ``record_sha256`` last: the sha256 of the record as the project writes it
+    (:func:`rankrepro.io.dumps`) without that field.  It catches a record edited by hand (a mean,
+    a verdict) wherever the record is read, in particular by the report, in microseconds; it is
+    no secret (anyone can seal an edited record again): the check that cannot be fooled that
+    way is aggregating the record again from its cells (:func:`check`)."""
+    from ..io import dumps
+
+    rest = {k: v for k, v in record.items() if k != "record_sha256"}
+    return {**rest, "record_sha256": hashlib.sha256(dumps(rest).encode()).hexdigest()}
+
+
+def seal_problem(record: dict) -> str | None:
+    """None when ``record_sha256`` is the record's (:func:`seal`), else what is wrong."""
+    if not isinstance(record, dict) or "record_sha256" not in record:
+        return "has no record_sha256 (made before records were sealed, or the field removed)"
+    if seal(record)["record_sha256"] != record["record_sha256"]:
+        return "its content is not what was written (record_sha256 does not match: edited by hand?)"
+    return None
+
+
+def record_cell_files(record_json: str | Path, names) -> dict[str, Path]:
+    """Where the cells a record names (``cells_sha256``) are: ``<artefact>/cells/<cell>.parquet``
+    beside the record, or ``<artefact>/all_cells.parquet`` when the cells ran batched."""
+    base = Path(record_json).with_suffix("")
+    return {n: base / "all_cells.parquet" if n == "all_cells" else base / "cells" / f"{n}.parquet" for n in names}
+
+
+def record_problems(record_json: str | Path, record: dict) -> list[str]:
+    """What the report checks of a record before showing it (cheap: a hash of the record and of
+    each cell file it names): its seal, and each cell's bytes against ``cells_sha256``."""
+    out = []
+    if (why := seal_problem(record)) is not None:
+        out.append(f"{record_json}: {why}")
+    if record.get("status") == "reproduced" and record.get("kind") != "comparison":
+        named = record.get("cells_sha256")
+        if not isinstance(named, dict) or not named:
+            out.append(f"{record_json}: names no cells_sha256 (the content hash of each cell it was aggregated from)")
+            return out
+        for n, p in record_cell_files(record_json, named).items():
+            if not p.is_file():
+                out.append(f"{p}: missing (named by {record_json})")
+            elif file_digest(p) != named[n]:
+                out.append(f"{p}: its bytes are not those {record_json} was aggregated from (sha256 "
+                           f"{file_digest(p)[:12]}, the record names {str(named[n])[:12]})")
+    return out
+
+
+def first_difference(a, b, path: str = "") -> str | None:
+    """The first key path where two parsed JSON values differ (None when equal), with both values
+    (shortened)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in list(dict.fromkeys([*a, *b])):
+            if k not in a:
+                return f"{path}.{k}: not in the committed file"
+            if k not in b:
+                return f"{path}.{k}: not made by aggregating the cells again"
+            d = first_difference(a[k], b[k], f"{path}.{k}")
+            if d:
+                return d
+        if list(a) != list(b):
+            return f"{path}: the keys are in another order"
+        return None
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            d = first_difference(x, y, f"{path}[{i}]")
+            if d:
+                return d
+        if len(a) != len(b):
+            return f"{path}: {len(a)} items committed, {len(b)} made again"
+        return None
+    if a != b or type(a) is not type(b):
+        return f"{path or '.'}: committed {_short(a)}, made again {_short(b)}"
+    return None
+
+
+def _short(x) -> str:
+    s = json.dumps(x)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def first_line_difference(a: str, b: str) -> str | None:
+    la, lb = a.splitlines(), b.splitlines()
+    for i, (x, y) in enumerate(zip(la, lb), start=1):
+        if x != y:
+            return f"line {i}: committed {_short(x)}, made again {_short(y)}"
+    if len(la) != len(lb):
+        return f"{len(la)} lines committed, {len(lb)} made again"
+    if a != b:
+        return "the same lines, other bytes (line ends or a final newline)"
+    return None
+
+
+def check_cells(exp: Experiment, rec: dict, root: Path, rel) -> list[RecordProblem]:
+    """Link 1: each cell's bytes against its fingerprint file's and the record's sha256."""
+    out = []
+    named = rec.get("cells_sha256")
+    if not isinstance(named, dict):
+        out.append(RecordProblem(rel(root / "results" / f"{exp.name}.json"),
+                                 "names no cells_sha256 (made before records named their cells' hashes)"))
+        named = {}
+    for c in exp.all_cells:
+        p = cell_file(root, exp, c.id)
+        if not p.is_file():
+            out.append(RecordProblem(rel(p), "missing"))
+            continue
+        digest = file_digest(p)
+        fp = p.with_suffix(".fingerprint")
+        try:
+            kept = json.loads(fp.read_text()).get("sha256")
+        except (OSError, ValueError, AttributeError):
+            kept = None
+        if kept != digest:
+            out.append(RecordProblem(rel(p), f"its bytes (sha256 {digest[:12]}) are not those its fingerprint file "
+                                             f"names ({str(kept)[:12]})"))
+        if named and named.get(c.id) != digest:
+            out.append(RecordProblem(rel(p), f"its bytes (sha256 {digest[:12]}) are not those its record names "
+                                             f"({str(named.get(c.id))[:12]})"))
+    if named and set(named) != {c.id for c in exp.all_cells}:
+        out.append(RecordProblem(rel(root / "results" / f"{exp.name}.json"),
+                                 f"cells_sha256 names {sorted(set(named) ^ {c.id for c in exp.all_cells})[:3]} "
+                                 "which are not (or not all) the experiment's cells"))
+    return out
+
+
+def compare_files(committed: Path, made: Path, rel) -> list[RecordProblem]:
+    """Link 2: a file made again against the committed one (JSON: parsed, :data:`UNCOMPARED`
+    apart, then byte for byte; other files byte for byte)."""
+    if not made.is_file():
+        return [RecordProblem(rel(committed), "not made by aggregating the cells again")]
+    a, b = committed.read_text(), made.read_text()
+    if committed.suffix == ".json":
+        try:
+            ja = json.loads(a)
+        except ValueError as e:
+            return [RecordProblem(rel(committed), f"not valid JSON ({e})")]
+        jb = json.loads(b)
+        if isinstance(ja, dict) and isinstance(jb, dict):
+            for k in UNCOMPARED:
+                if k in ja and k in jb:
+                    jb[k] = ja[k]
+            if "record_sha256" in jb:  # sealed again over the fields taken from the committed record
+                jb = seal(jb)
+        d = first_difference(ja, jb)
+        if d:
+            return [RecordProblem(rel(committed), d)]
+        # the same content: then the same bytes, as the project writes them
+        from ..io import dumps
+
+        if a != dumps(jb):
+            return [RecordProblem(rel(committed), "the same content written otherwise (hand-formatted?)")]
+        return []
+    d = first_line_difference(a, b)
+    return [RecordProblem(rel(committed), d)] if d else []
+
+
+def _data_status(exp: Experiment, rec: dict, root: Path) -> tuple[dict, bool]:
+    """What the aggregation is told of the data (as the workflow's ``status``), from the record
+    (which data set was used) and whether its manifest is here."""
+    ds = rec.get("dataset") or {}
+    used = ds.get("used")
+    status = {"runnable": True}
+    if used:
+        # as data.status.data_status says it: the configured source, or a substitute for it
+        status["used"] = used
+        if used != exp.cfg.dataset.source:
+            status["substitute_for"] = exp.cfg.dataset.source
+    here = not used or (root / "data" / "processed" / used / "manifest.json").is_file()
+    return status, here
+
+
+def reaggregate(exp: Experiment, rec: dict, root: Path, scratch: Path, load, known: dict) -> Path:
+    """The record made again from the committed cells into ``scratch`` (same relative paths);
+    returns the scratch record's path."""
+    from ..jobs import _aggregate
+
+    out = scratch / "results" / f"{exp.name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    side = verification_path(root / "results" / f"{exp.name}.json")
+    if side.is_file():  # what `verify --record` verified of these cells: kept by a re-aggregation
+        verification_path(out).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(side, verification_path(out))
+    if rec.get("status") != "reproduced":
+        from ..report.artefact import build_not_run
+
+        build_not_run(exp, rec.get("reason", ""), rec.get("how_to_obtain", ""), out.with_suffix(".csv"),
+                      out.with_suffix(".md"), out)
+        return out
+    cells = [str(cell_file(root, exp, c.id)) for c in exp.all_cells]
+    family = [n for n in (rec.get("claim_family") or {}).get("artefacts", []) if n != exp.name]
+    siblings = [str(cell_file(root, load(n, False), c.id)) for n in family for c in load(n, False).cells]
+    status, here = _data_status(exp, rec, root)
+    _aggregate(load, exp.name, cells, str(out.with_suffix(".csv")), str(out.with_suffix(".md")), str(out),
+               status, siblings, known)
+    if not here and "sources" in (rec.get("dataset") or {}):
+        # the manifest is not here: the sources are the committed record's (module docstring)
+        from ..io import atomic_write, dumps
+
+        made = json.loads(out.read_text())
+        made["dataset"] = {**made["dataset"], "sources": rec["dataset"]["sources"]}
+        atomic_write(out, lambda tmp: Path(tmp).write_text(dumps(made)))
+    return out
+
+
+def _check_group(catalog: dict[str, Experiment], names: list[str], root: Path, scratch: Path,
+                 comparisons: bool) -> tuple[list[RecordProblem], list[str], int]:
+    """One claim family's records (they share their claims' p-values), or the arena's comparisons:
+    (problems, warnings, records checked)."""
+    def rel(p: Path) -> str:
+        try:
+            return str(Path(p).relative_to(root))
+        except ValueError:
+            return str(p)
+
+    problems: list[RecordProblem] = []
+    warnings: list[str] = []
+    if comparisons:
+        return problems, warnings, _check_comparisons(catalog, root, scratch, rel, problems)
+    known: dict[str, list[float]] = {}
+
+    def load(name: str, sensitivity: bool = True) -> Experiment:
+        return catalog[name]
+
+    n = 0
+    for name in names:
+        exp = catalog[name]
+        path = root / "results" / f"{name}.json"
+        n += 1
+        try:
+            rec = json.loads(path.read_text())
+        except ValueError as e:
+            problems.append(RecordProblem(rel(path), f"not valid JSON ({e})"))
+            continue
+        if not isinstance(rec, dict):
+            problems.append(RecordProblem(rel(path), "not a record (a JSON object)"))
+            continue
+        if str(rec.get("git_commit", "")).endswith("+dirty"):
+            warnings.append(f"warning: {rel(path)} was made from a tree whose sources differed from commit "
+                            f"{str(rec['git_commit'])[:10]} (+dirty)")
+        if rec.get("status") == "reproduced":
+            problems += check_cells(exp, rec, root, rel)
+        try:
+            made = reaggregate(exp, rec, root, scratch, load, known)
+        except Exception as e:  # noqa: BLE001 - a record that cannot be made again is a finding, named
+            problems.append(RecordProblem(rel(path), f"cannot be aggregated again from its cells: {e}"))
+            continue
+        for ext in (".json", ".csv", ".md"):
+            problems += compare_files(path.with_suffix(ext), made.with_suffix(ext), rel)
+    return problems, warnings, n
+
+
+def check(catalog: dict[str, Experiment], root: str | Path = ".", scratch: str | Path | None = None,
+          echo=print, jobs: int = 1, names: list[str] | None = None) -> list[RecordProblem]:
+    """Every committed record of the catalog (or of ``names``) and, without ``names``, the
+    arena's comparisons: links 1 and 2 of the module docstring, one claim family per process
+    (``jobs``).  Prints one line per problem and a summary; returns the problems."""
+    from .cells import claim_family
+
+    root = Path(root)
+    scratch = Path(scratch) if scratch is not None else root / SCRATCH
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    t0, c0 = time.perf_counter(), time.process_time()
+    groups: dict[str, list[str]] = {}
+    for name in sorted(names or catalog):
+        if (root / "results" / f"{name}.json").is_file():
+            groups.setdefault(claim_family(catalog[name]), []).append(name)
+    tasks = [(g, False) for g in groups.values()] + ([([], True)] if names is None else [])
+    if jobs != 1 and len(tasks) > 1:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=jobs)(delayed(_check_group)(catalog, g, root, scratch, c) for g, c in tasks)
+    else:
+        results = [_check_group(catalog, g, root, scratch, c) for g, c in tasks]
+    problems = [p for r in results for p in r[0]]
+    for w in (w for r in results for w in r[1]):
+        echo(w)
+    for p in problems:
+        echo(f"DIFFERS: {p}")
+    n = sum(r[2] for r in results)
+    echo(f"records check: {n} record(s) aggregated again from their cells and compared with the committed files "
+         f"(git_commit and versions apart), every cell's bytes checked against its fingerprint file and record: "
+         f"{len({p.path for p in problems})} file(s) differ ({time.perf_counter() - t0:.0f} s, "
+         f"{time.process_time() - c0:.0f} CPU s in this process)")
+    return problems
+
+
+def _check_comparisons(catalog, root: Path, scratch: Path, rel, problems: list[RecordProblem]) -> int:
+    """The arena's comparison records, made again from their experiments' committed cells."""
+    from ..config_files import find_config_dir, list_experiments
+    from ..report.arena import build_comparison, list_arenas, load_arena
+
+    config_dir = find_config_dir(root)
+    n = 0
+    for family in list_arenas(config_dir):
+        path = root / "results" / "arena" / "comparison" / f"{family}.json"
+        if not path.is_file():
+            continue
+        n += 1
+        arena = load_arena(family, config_dir, list_experiments(config_dir))
+        exps = {m: catalog[m] for m in arena.experiments}
+        cells = {m: [str(cell_file(root, e, c.id)) for c in e.cells] for m, e in exps.items()}
+        out = scratch / "results" / "arena" / "comparison" / f"{family}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            build_comparison(arena, exps, cells, out, out.with_suffix(".md"), out.with_suffix(".csv"),
+                             scratch / "figures" / "arena" / "comparison" / f"cd_{family}.png")
+        except Exception as e:  # noqa: BLE001
+            problems.append(RecordProblem(rel(path), f"cannot be compared again from its cells: {e}"))
+            continue
+        for ext in (".json", ".csv", ".md"):
+            problems += compare_files(path.with_suffix(ext), out.with_suffix(ext), rel)
+    return n

@@ -1,0 +1,186 @@
+"""Every number's chain checked (issue 41, item 1): a committed record names the sha256 of each
+cell it was aggregated from, each cell's fingerprint file the sha256 of its results;
+`rankrepro verify --records` aggregates each record again from its cells and compares it byte
+for byte; the report refuses a record that is not what was written or whose cells changed; the
+workflow reruns a cell whose bytes are not those its fingerprint file names.
+
+In scratch copies of small committed artefacts: Shivaswamy & Joachims Fig. 4 (its claim family's
+cells are ~200 kB; aggregating it again takes under a second) for the records check and the
+report, Elsas et al. Sec. 3 (no data: the workflow plans its cells without any data set) for the
+workflow's dry run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import committed_catalog, scratch_workflow
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+NAME = "shivaswamy2012/fig4"
+FAMILY = ["shivaswamy2012/fig2", "shivaswamy2012/fig3", "shivaswamy2012/fig4", "shivaswamy2012/fig5"]
+
+
+def _copy_artefact(name: str, dest: Path) -> None:
+    for ext in (".json", ".csv", ".md", ".config.yaml"):
+        src = ROOT / "results" / f"{name}{ext}"
+        if src.is_file():
+            (dest / "results" / f"{name}{ext}").parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, dest / "results" / f"{name}{ext}")
+    shutil.copytree(ROOT / "results" / name, dest / "results" / name)
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    """A checkout's results/ with Fig. 4 and the cells of its claim family (Holm over the paper)."""
+    for name in FAMILY:
+        _copy_artefact(name, tmp_path)
+    return tmp_path
+
+
+def _check(root: Path) -> list:
+    from rankrepro.pipeline.integrity import check
+
+    lines: list[str] = []
+    problems = check(committed_catalog(), root=root, scratch=root / "runs" / "verify-records", names=[NAME],
+                     echo=lines.append)
+    return problems
+
+
+def _report(root: Path):
+    from rankrepro.report.html import build_report
+
+    build_report([str(root / "results" / f"{NAME}.json")], {}, root / "results" / "report" / "index.html", "paper")
+
+
+def _edit_record(root: Path, edit, reseal: bool) -> Path:
+    """Edit the record's parsed content and write it as the project writes records; ``reseal``:
+    with its record_sha256 made again (as someone who knows the scheme would)."""
+    from rankrepro.io import dumps
+    from rankrepro.pipeline.integrity import seal
+
+    path = root / "results" / f"{NAME}.json"
+    rec = json.loads(path.read_text())
+    edit(rec)
+    path.write_text(dumps(seal(rec) if reseal else rec))
+    return path
+
+
+def _bump_mean(rec):
+    rec["table"][1]["mean"] += 0.01
+
+
+def _flip_verdict(rec):
+    assert rec["claims"][0]["verdict"] == "held"
+    rec["claims"][0]["verdict"] = "not held"
+
+
+def test_the_committed_record_names_its_cells_hashes_and_passes(scratch):
+    rec = json.loads((scratch / "results" / f"{NAME}.json").read_text())
+    cells = sorted((scratch / "results" / NAME / "cells").glob("*.parquet"))
+    # an independent computation of each file's sha256
+    assert rec["cells_sha256"] == {p.stem: hashlib.sha256(p.read_bytes()).hexdigest() for p in cells}
+    assert list(rec["cells_sha256"]) == sorted(rec["cells_sha256"])
+    for p in cells:
+        assert json.loads(p.with_suffix(".fingerprint").read_text())["sha256"] == rec["cells_sha256"][p.stem]
+    assert _check(scratch) == []
+    _report(scratch)  # no complaint
+    assert (scratch / "results" / "report" / "index.html").is_file()
+
+
+@pytest.mark.parametrize("edit", [_bump_mean, _flip_verdict], ids=["edited mean", "flipped verdict"])
+def test_an_edited_record_is_caught_by_the_check_and_the_report(scratch, edit):
+    from rankrepro.report.html import RecordMismatch
+
+    path = _edit_record(scratch, edit, reseal=False)
+    problems = _check(scratch)
+    assert [p.path for p in problems] == [f"results/{NAME}.json"], problems
+    where = ".table[1].mean" if edit is _bump_mean else ".claims[0].verdict"
+    assert problems[0].what.startswith(where + ": committed"), problems[0].what
+    with pytest.raises(RecordMismatch, match="record_sha256 does not match") as e:
+        _report(scratch)
+    assert str(path) in str(e.value)
+
+
+@pytest.mark.parametrize("edit", [_bump_mean, _flip_verdict], ids=["edited mean", "flipped verdict"])
+def test_an_edited_record_sealed_again_is_caught_by_aggregating_it_again(scratch, edit):
+    _edit_record(scratch, edit, reseal=True)
+    _report(scratch)  # the seal is no secret: the report's cheap check cannot tell ...
+    problems = _check(scratch)  # ... aggregating the record again from its cells can
+    assert len(problems) == 1 and problems[0].path == f"results/{NAME}.json", problems
+    assert problems[0].what.startswith(".table[1].mean" if edit is _bump_mean else ".claims[0].verdict")
+
+
+def test_an_edited_markdown_table_is_caught(scratch):
+    md = scratch / "results" / f"{NAME}.md"
+    text = md.read_text()
+    assert "- **held**" in text
+    md.write_text(text.replace("- **held**", "- **not held**", 1))
+    problems = _check(scratch)
+    assert [p.path for p in problems] == [f"results/{NAME}.md"] and problems[0].what.startswith("line "), problems
+
+
+def _edit_cell(path: Path) -> None:
+    df = pd.read_parquet(path)
+    df.loc[df.index[0], "value"] += 1e-6
+    df.to_parquet(path)
+
+
+def test_an_edited_cell_is_caught_by_the_check_and_the_report(scratch):
+    from rankrepro.report.html import RecordMismatch
+
+    cell = sorted((scratch / "results" / NAME / "cells").glob("*.parquet"))[0]
+    _edit_cell(cell)
+    problems = _check(scratch)
+    rel = str(cell.relative_to(scratch))
+    assert {p.path for p in problems} >= {rel}
+    whats = [p.what for p in problems if p.path == rel]
+    assert any("fingerprint file" in w for w in whats) and any("its record names" in w for w in whats), whats
+    with pytest.raises(RecordMismatch, match="not those .* was aggregated from") as e:
+        _report(scratch)
+    assert str(cell) in str(e.value)
+
+
+# ---- the workflow reruns a cell whose bytes changed (a dry run in a scratch copy)
+
+WF_NAME = "elsas2008/sec3_table"
+
+
+@pytest.fixture(scope="module")
+def workflow(tmp_path_factory):
+    w = tmp_path_factory.mktemp("integrity_wf")
+    scratch_workflow(w)
+    (w / "config/experiment/elsas2008").mkdir(parents=True)
+    shutil.copy(ROOT / f"config/experiment/{WF_NAME}.yaml", w / "config/experiment/elsas2008/")
+    _copy_artefact(WF_NAME, w)
+    return w
+
+
+def _dry_run(w: Path) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "RANKREPRO_DATA_MIRROR"}
+    env["RANKREPRO_OFFLINE"] = "1"
+    r = subprocess.run([str(SNAKEMAKE), "--cores", "1", "--dry-run", f"results/{WF_NAME}.json"], cwd=w, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    return r.stdout + r.stderr
+
+
+def test_the_workflow_reruns_a_cell_whose_bytes_changed(workflow):
+    out = _dry_run(workflow)
+    assert "rule run_cell" not in out and "rule aggregate" not in out, out[-3000:]  # all current
+    cell = workflow / "results" / WF_NAME / "cells" / "list-rankingRNRNRN.parquet"
+    _edit_cell(cell)
+    out = _dry_run(workflow)
+    assert "rule run_cell" in out and "rule aggregate" in out, out[-3000:]
+    assert f"results/{WF_NAME}/cells/list-rankingRNRNRN.parquet" in out
+    # only that cell: the others' bytes are those their fingerprint files name
+    assert out.count("rule run_cell:") == 1, out[-3000:]
