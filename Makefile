@@ -31,7 +31,8 @@ report: $(STAMP)
 
 ## first every committed record against its cells (each cell's sha256 against its fingerprint file
 ## and record; each record, table and Markdown aggregated again from its cells and compared byte for
-## byte: `rankrepro verify --records`, all of them, ~2 CPU-minutes), then
+## byte: `rankrepro verify --records`, all of them, ~2 CPU-minutes), every verdict recomputed
+## independently from the committed cells with scipy/statsmodels (scripts/recompute_verdicts.py), then
 ## recompute committed cells at paper scale into runs/verify/ and compare them bit for bit with the
 ## committed ones (timing metrics apart); exits non-zero on any difference.  Default: the cheapest
 ## cell of every artefact that can run here (~2 CPU-minutes); VERIFY="--all" for every cell,
@@ -40,6 +41,7 @@ VERIFY ?=
 verify: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) data --config download=true
 	$(VENV)/bin/rankrepro verify --records --jobs $$(nproc)
+	$(PY) scripts/recompute_verdicts.py results
 	$(VENV)/bin/rankrepro verify --jobs $$(nproc) $(VERIFY)
 
 ## every artefact tiny, end to end (outputs in runs/smoke/)
