@@ -12,7 +12,7 @@ from conftest import ROOT
 from rankrepro.cli import main
 
 
-def test_run_one_experiment_at_smoke_scale(tmp_path, monkeypatch):
+def test_run_one_experiment_at_smoke_scale(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(ROOT)
     rc = main(["run", "crammer_singer2005/fig6", "experiment.seed=7", "--out", str(tmp_path)])
     assert rc == 0
@@ -33,6 +33,10 @@ def test_run_one_experiment_at_smoke_scale(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(pd.read_parquet(res / "fig6/cells/prank.parquet"), run_cell(exp, "prank"))
     curve = pd.read_csv(res / "fig6.csv")
     assert curve["round"].max() == 400
+    # --cfg job --resolve prints, without running, the very file the run wrote
+    capsys.readouterr()
+    assert main(["run", "crammer_singer2005/fig6", "experiment.seed=7", "--cfg", "job", "--resolve"]) == 0
+    assert capsys.readouterr().out == (res / "fig6.config.yaml").read_text()
 
 
 @pytest.mark.parametrize("args, key, hint", [
@@ -113,3 +117,222 @@ def test_config_errors_found_without_the_config_come_before_the_heavy_imports(ar
     r = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "2 []", r.stdout + r.stderr
     assert r.stderr.startswith("rankrepro: error: ") and message in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+# ------------------------------------------------------------------------------------
+# Hydra's conventions: --cfg job [--resolve], -m/--multirun, ~key, --version
+# ------------------------------------------------------------------------------------
+def test_version(capsys):
+    import rankrepro
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0 and capsys.readouterr().out == f"rankrepro {rankrepro.__version__}\n"
+
+
+def test_cfg_job_prints_the_composed_config_and_runs_nothing(tmp_path, capsys, monkeypatch):
+    """`--cfg job` is Hydra's composed config (interpolations as written): the same as Hydra's
+    own compose API gives for the experiment, scale and overrides; nothing is written."""
+    import yaml
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    monkeypatch.chdir(ROOT)
+    args = ["run", "harrington2003/table1", "experiment.n_trials=3", "--out", str(tmp_path)]
+    assert main([*args, "--cfg", "job"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert list(tmp_path.iterdir()) == []
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(config_dir=str(ROOT / "config"), version_base="1.3"):
+            hydra_cfg = compose("config", overrides=["experiment=harrington2003/table1", "scale=smoke",
+                                                     "experiment.n_trials=3"])
+    finally:
+        GlobalHydra.instance().clear()
+    assert printed == OmegaConf.to_container(hydra_cfg, resolve=False)
+    assert printed["experiment"]["n_trials"] == 3
+    # a mistake is the run's one line, and --resolve alone is refused
+    assert main(["run", "harrington2003/table1", "experiment.n_trails=3", "--cfg", "job"]) == 2
+    assert "did you mean 'experiment.n_trials'?" in capsys.readouterr().err
+    assert main(["run", "harrington2003/table1", "--resolve"]) == 2
+    assert "--resolve goes with --cfg job" in capsys.readouterr().err
+
+
+def test_unknown_option_shows_the_commands_usage(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["run", "harrington2003/table1", "--info"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "usage: rankrepro run" in err and "unrecognized arguments: --info" in err
+
+
+@pytest.mark.parametrize("value", ["50,100", "[50,100]", "{a: 1, b: 2}", "'a,b'", "a\\\\,b", "choice(1,2)",
+                                   "range(1,4)", "0.5", "[a,[b,c]],d", "abc"])
+def test_sweep_detection_agrees_with_hydra(value):
+    """The standard-library check that runs before Hydra is imported says 'sweep' exactly when
+    Hydra's own parser does."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from rankrepro.cli import is_sweep
+
+    assert is_sweep(value) == OverridesParser.create().parse_override(f"k={value}").is_sweep_override()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["harrington2003/table1", "algorithms.oap_bpm.params.N=50,100"],
+     "is a sweep (Hydra's multirun syntax): add -m to run its values as cells of this experiment, or give the "
+     "grid itself, '++algorithms.oap_bpm.grid.N=[50,100]'"),
+    (["harrington2003/table1", "experiment.seed=1,2"], "'experiment.seed' takes one value per experiment"),
+    (["harrington2003/table1", "-m", "experiment.seed=1,2"], "'experiment.seed' takes one value per experiment"),
+    (["harrington2003/table1", "dataset=synthetic_hgo,cystic_fibrosis", "-m"], "'dataset' takes one value"),
+])
+def test_a_sweep_is_refused_in_one_line_pointing_to_the_grid(args, says, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert main(["run", *args]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Ambiguous value" not in err and says in err, err
+    if "-m" in args:
+        assert "grid" in err
+
+
+def test_multirun_of_a_param_is_its_grid(capsys, monkeypatch):
+    """-m key=a,b of an algorithm's hyperparameter is the grid written by hand, config for config."""
+    monkeypatch.chdir(ROOT)
+    assert main(["run", "harrington2003/table1", "-m", "algorithms.oap_bpm.params.tau=0.05,0.3,0.6,0.9",
+                 "--cfg", "job", "--resolve"]) == 0
+    swept = capsys.readouterr().out
+    assert main(["run", "harrington2003/table1", "algorithms.oap_bpm.grid.tau=[0.05,0.3,0.6,0.9]",
+                 "--cfg", "job", "--resolve"]) == 0
+    assert swept == capsys.readouterr().out
+    assert main(["run", "harrington2003/table1", "-m", "algorithms.oap_bpm.params.tau=range(1,3)",
+                 "--cfg", "job", "--resolve"]) == 2
+    assert "algorithms.oap_bpm.grid.tau" in capsys.readouterr().err
+
+
+def test_multirun_runs_the_sweep_as_cells_of_one_experiment(tmp_path, monkeypatch):
+    """A learner of one's own added key by key and its margin swept with -m: each value is a
+    cell of fig6 (a row of its table); at margin 0 MarginPRank is PRank (its docstring), so
+    that cell's numbers are PRank's cell's, trial for trial and round for round."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.syspath_prepend(str(ROOT / "examples" / "own_learner"))
+    rc = main(["run", "crammer_singer2005/fig6", "-m", "+algorithms.mine._target_=margin_prank.MarginPRank",
+               "+algorithms.mine.label=Mine", "+algorithms.mine.params.margin=0.0,0.5", "--out", str(tmp_path)])
+    assert rc == 0
+    res = tmp_path / "results/crammer_singer2005"
+    cells = {p.stem for p in (res / "fig6/cells").glob("*.parquet")}
+    assert {"mine-margin0.0", "mine-margin0.5", "prank"} <= cells
+    cols = ["trial", "metric", "round", "value"]
+    zero = pd.read_parquet(res / "fig6/cells/mine-margin0.0.parquet")[cols]
+    pd.testing.assert_frame_equal(zero, pd.read_parquet(res / "fig6/cells/prank.parquet")[cols])
+    half = pd.read_parquet(res / "fig6/cells/mine-margin0.5.parquet")[cols]
+    assert not half["value"].equals(zero["value"])
+    md = (res / "fig6.md").read_text()
+    assert "| Mine (margin=0.0) |" in md and "| Mine (margin=0.5) |" in md
+
+
+def test_tilde_removes_a_key(capsys, monkeypatch):
+    """`~algorithms.<key>` (Hydra's deletion) drops that learner's cells and leaves every other
+    cell as it was (same id, same fingerprint); a key of the schema cannot go, in one line."""
+    import yaml
+
+    from rankrepro.pipeline.catalog import load_experiment
+    from rankrepro.pipeline.cells import cell_fingerprint
+
+    monkeypatch.chdir(ROOT)
+    name = "arena/online_synthetic"
+    full = load_experiment(name, "smoke")
+    less = load_experiment(name, "smoke", overrides=["~algorithms.oap_bpm"])
+    kept = {c.id: cell_fingerprint(*full.variant_of(c)) for c in full.all_cells if c.algorithm != "oap_bpm"}
+    assert len(kept) < len(full.all_cells)
+    assert {c.id: cell_fingerprint(*less.variant_of(c)) for c in less.all_cells} == kept
+    assert main(["run", name, "~algorithms.oap_bpm", "--cfg", "job"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert "oap_bpm" not in printed["algorithms"] and "prank" in printed["algorithms"]
+    assert main(["run", "crammer_singer2005/fig6", "~experiment.figure", "--cfg", "job"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "at key 'experiment.figure'" in err and "experiment.figure=null" in err
+
+
+# ------------------------------------------------------------------------------------
+# the help: every command described, the arena's families, every example run
+# ------------------------------------------------------------------------------------
+def _helps() -> dict[str, str]:
+    from rankrepro.cli import _parser
+
+    ap = _parser()
+    cmds = ap.get_default("_commands")
+    return {"": ap.format_help(), **{c: p.format_help() for c, p in cmds.items()}}
+
+
+def test_every_command_is_described():
+    from rankrepro.cli import _parser
+
+    ap = _parser()
+    top = ap.format_help()
+    for cmd, p in ap.get_default("_commands").items():
+        assert p.description and len(p.description) > 40, f"`rankrepro {cmd} --help` has no description"
+        line = next(ln for ln in top.splitlines() if ln.strip().startswith(cmd))
+        assert len(line.split()) > 1 or cmd == "check-learner", f"`rankrepro --help` lists {cmd} without a word"
+
+
+def test_arena_help_lists_every_family():
+    families = sorted(p.stem for p in (ROOT / "config" / "arena").glob("*.yaml"))
+    text = " ".join(_helps()["arena"].split())
+    assert len(families) == 5 and f"The families: {', '.join(families)}." in text
+    assert f"config/arena/<family>.yaml ({', '.join(families)})" in text
+
+
+def _examples() -> list[tuple[str, str]]:
+    """Every example command of every help text, continuation lines joined: (command, line)."""
+    out = []
+    for cmd, text in _helps().items():
+        lines = text.splitlines()
+        i = 0
+        while i < len(lines):
+            ln = lines[i].strip()
+            if ln.startswith(("rankrepro ", "PYTHONPATH=")):
+                while ln.endswith("\\"):
+                    i += 1
+                    ln = ln[:-1] + " " + lines[i].strip()
+                out.append((cmd or "top", ln))
+            i += 1
+    return out
+
+
+def test_the_help_has_examples_of_every_command():
+    seen = {ln.split("rankrepro ", 1)[1].split()[0] for _, ln in _examples()}
+    assert {"run", "arena", "experiments", "data-status", "check-learner", "verify"} <= seen
+    assert any("-m " in ln for _, ln in _examples()) and any("'~" in ln for _, ln in _examples())
+
+
+@pytest.mark.parametrize("where, line", _examples())
+def test_the_help_examples_run(where, line, capsys, monkeypatch):
+    """Each example of the help, run as written: `run` and `arena` with --cfg job appended (the
+    whole config composed and checked, a learner of one's own imported, nothing run); the
+    others for real, except `verify` (minutes of paper-scale cells), whose examples must parse
+    and name experiments that exist."""
+    import shlex
+
+    from rankrepro.cli import parse_args
+    from rankrepro.config_files import list_experiments
+
+    monkeypatch.chdir(ROOT)
+    words = shlex.split(line, comments=True)
+    while "=" in words[0] and words[0] != "rankrepro":
+        var, value = words.pop(0).split("=", 1)
+        assert var == "PYTHONPATH", line
+        for folder in value.split(":"):
+            assert (ROOT / folder).is_dir(), f"{line}: no folder {folder}"
+            monkeypatch.syspath_prepend(str(ROOT / folder))
+    assert words[0] == "rankrepro", line
+    argv = words[1:]
+    if argv[0] == "verify":
+        args = parse_args(argv)
+        assert set(args.experiments) <= set(list_experiments())
+        return
+    if argv[0] in ("run", "arena"):
+        argv = [*argv, "--cfg", "job"]
+    rc = main(argv)
+    out, err = capsys.readouterr()
+    assert rc == 0, f"`{line}`: {err}"
+    assert out.strip(), line

@@ -23,6 +23,8 @@ examples:
   rankrepro run harrington2003/table1 algorithms.oap_bpm.params.N=50 \\
                 'algorithms.oap_bpm.grid.tau=[0.05,0.3,0.6,0.9]'
   rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2
+  rankrepro run harrington2003/table1 -m algorithms.oap_bpm.params.tau=0.05,0.3,0.6,0.9  # its cells
+  rankrepro run arena/online_synthetic '~algorithms.oap_bpm' --cfg job    # print, do not run
   rankrepro arena online                  # the online learners on every data set, compared
   rankrepro data-status --no-probe
   PYTHONPATH=examples/own_learner rankrepro check-learner margin_prank.MarginPRank"""
@@ -32,9 +34,36 @@ class CliError(Exception):
     """An error the user can fix: printed as one line, no traceback."""
 
 
+def _families() -> str:
+    """The arena families, config/arena/<family>.yaml (standard library only: the help is fast)."""
+    try:
+        from .config_files import find_config_dir
+
+        names = sorted(p.stem for p in (find_config_dir() / "arena").glob("*.yaml"))
+    except Exception:  # noqa: BLE001 - no config folder here: the help still prints
+        names = []
+    return ", ".join(names) if names else "none found: no config/arena/ folder"
+
+
+def _hydra_options(p: argparse.ArgumentParser) -> None:
+    """Hydra's own options where a Hydra user reaches for them."""
+    p.add_argument("--cfg", choices=["job"], default=None,
+                   help="print the composed config (Hydra's --cfg job: interpolations as written) and exit "
+                        "without running")
+    p.add_argument("--resolve", action="store_true",
+                   help="with --cfg job: print the resolved, checked config instead, the file a run writes "
+                        "(results/<paper>/<artefact>.config.yaml)")
+    p.add_argument("-m", "--multirun", action="store_true",
+                   help="sweep comma-separated values (algorithms.<key>.params.<p>=a,b, or choice(...) / "
+                        "range(...)) as cells of one experiment: they become algorithms.<key>.grid.<p>=[a,b]")
+
+
 def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     ap = argparse.ArgumentParser(prog="rankrepro", description=DESCRIPTION, epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=f"rankrepro {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     r = sub.add_parser(
         "run", help="run one experiment (Hydra-style overrides key=value), write its table, record and figure",
@@ -42,22 +71,43 @@ def _parser() -> argparse.ArgumentParser:
                     "record (JSON), its figure and a one-artefact HTML report under OUT.  Overrides are\n"
                     "Hydra's (dotted keys of the experiment's resolved config, e.g. experiment.n_trials=3)\n"
                     "and are validated like the configs: a wrong key stops the run before any trial.\n"
-                    "The scale's caps apply after the overrides (smoke: at most 2 trials of 400 rounds).",
+                    "The scale's caps apply after the overrides (smoke: at most 2 trials of 400 rounds).\n"
+                    "Hydra's syntax: +key=value adds a key, ~key removes one, -m sweeps key=a,b (an\n"
+                    "algorithm's params, run as its grid: cells of this one experiment), --cfg job prints.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2")
+        epilog="examples:\n  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2\n"
+               "  rankrepro run harrington2003/table1 -m algorithms.oap_bpm.params.tau=0.05,0.3,0.6,0.9\n"
+               "  rankrepro run arena/online_synthetic '~algorithms.oap_bpm' --cfg job --resolve")
     r.add_argument("experiment", help="<paper>/<artefact>, as listed by `rankrepro experiments`")
-    r.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides (Hydra syntax)")
+    r.add_argument("overrides", nargs="*", metavar="key=value",
+                   help="config overrides (Hydra syntax: key=value, +key=value, ~key)")
     r.add_argument("--scale", default="smoke",
                    help="size caps from config/scale/ (default: smoke, a quick run; paper: the paper's sizes)")
     r.add_argument("--jobs", "-j", type=int, default=1, help="trials run in parallel (default: 1)")
     r.add_argument("--out", default=None,
                    help="output folder (default: runs/cli/<scale>; never the committed results/)")
-    s = sub.add_parser("data-status", help="each data set: verified, in the mirror, downloadable, absent or replaced")
+    _hydra_options(r)
+    s = sub.add_parser(
+        "data-status", help="each data set: verified, in the mirror, downloadable, absent or replaced",
+        description="One line per data set the experiments use: verified in data/raw/, in the mirror\n"
+                    "($RANKREPRO_DATA_MIRROR), downloadable from its home page, absent, or replaced by a\n"
+                    "substitute (and which), with how to obtain it.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  rankrepro data-status --no-probe")
     s.add_argument("--no-probe", action="store_true", help="do not try to reach home pages")
-    f = sub.add_parser("fetch", help="fetch and verify data sets into data/raw/")
-    f.add_argument("names", nargs="+")
-    p = sub.add_parser("preprocess", help="build data/processed/<name>/data.npz")
-    p.add_argument("names", nargs="+")
+    f = sub.add_parser(
+        "fetch", help="fetch and verify data sets into data/raw/",
+        description="Copy each named data set from the mirror ($RANKREPRO_DATA_MIRROR) or download it from its\n"
+                    "home page into data/raw/<name>/, and verify its checksums; exits 1 when one cannot be had.\n"
+                    "The names are those of `rankrepro data-status`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    f.add_argument("names", nargs="+", metavar="NAME", help="data sets, as named by `rankrepro data-status`")
+    p = sub.add_parser(
+        "preprocess", help="build data/processed/<name>/data.npz",
+        description="Build the processed arrays every experiment reads, data/processed/<name>/data.npz,\n"
+                    "from the verified raw files in data/raw/<name>/ (`rankrepro fetch` first).",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("names", nargs="+", metavar="NAME", help="data sets, as named by `rankrepro data-status`")
     v = sub.add_parser(
         "verify", help="recompute committed cells at paper scale and compare them bit for bit with the committed ones",
         description="Recompute committed cells at paper scale into runs/verify/ and compare them with the\n"
@@ -99,19 +149,41 @@ def _parser() -> argparse.ArgumentParser:
         "arena", help="run a family's arena experiments and compare the learners over the data sets",
         description="Run every experiment of an arena family (config/arena/<family>.yaml) with the same overrides,\n"
                     "then compare the learners over the data sets (Friedman, Nemenyi, Holm; a critical-difference\n"
-                    "diagram): results/arena/comparison/<family>.md under --out, and a report of them all.",
+                    "diagram): results/arena/comparison/<family>.md under --out, and a report of them all.\n"
+                    f"The families: {_families()}.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  PYTHONPATH=~/mylearners rankrepro arena online +algorithms.mine._target_=my_prank.MarginPRank \\\n"
-               "      +algorithms.mine.label=Mine")
-    a.add_argument("family", help="a file config/arena/<family>.yaml (online, letor)")
+        epilog="example (examples/own_learner/margin_prank.py, an online learner of one's own):\n"
+               "  PYTHONPATH=examples/own_learner rankrepro arena online \\\n"
+               "      +algorithms.mine._target_=margin_prank.MarginPRank +algorithms.mine.label=Mine")
+    a.add_argument("family", help=f"a file config/arena/<family>.yaml ({_families()})")
     a.add_argument("overrides", nargs="*", metavar="key=value",
                    help="config overrides (Hydra syntax) applied to every experiment of the family")
     a.add_argument("--scale", default="smoke", help="smoke (default) or paper")
     a.add_argument("--jobs", "-j", type=int, default=1, help="trials run in parallel (default: 1)")
     a.add_argument("--out", default=None, help="output root (default: runs/cli/<scale>)")
-    e = sub.add_parser("experiments", help="list the experiment catalog")
+    _hydra_options(a)
+    e = sub.add_parser("experiments", help="list the experiment catalog",
+                       description="One line per experiment of config/experiment/: its name, cells, trials and data\n"
+                                   "set at the scale given.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="example:\n  rankrepro experiments --scale smoke")
     e.add_argument("--scale", default="paper", help="show the sizes at this scale (default: paper)")
+    ap.set_defaults(_commands=dict(sub.choices))
     return ap
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line, overrides and options in any order (``run EXP -m key=a,b``: argparse
+    alone leaves the overrides after an option unrecognised); an unknown option is reported with
+    its command's usage (``rankrepro run: error: ...``), not the top level's."""
+    ap = _parser()
+    args, extra = ap.parse_known_args(argv)
+    if extra:
+        if hasattr(args, "overrides") and not any(e.startswith("-") for e in extra):
+            args.overrides = [*args.overrides, *extra]
+        else:
+            args._commands.get(args.cmd, ap).error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
 
 
 # ------------------------------------------------------------------------------------
@@ -206,16 +278,85 @@ def known_keys(name: str, scale: str) -> list[str]:
 # ------------------------------------------------------------------------------------
 # rankrepro run
 # ------------------------------------------------------------------------------------
-_OVERRIDE = re.compile(r"^[~+]{0,2}[A-Za-z_][\w.@/\[\]-]*=")
+_KEY = r"[A-Za-z_][\w.@/\[\]-]*"
+#: key=value, +key=value, ++key=value, and Hydra's deletion ~key (or ~key=value: only if it has that value)
+_OVERRIDE = re.compile(rf"^(~{_KEY}(=.*)?|\+{{0,2}}{_KEY}=.*)$", re.S)
+#: an algorithm's hyperparameter: what a sweep may vary within one experiment (as the algorithm's grid)
+_PARAM = re.compile(r"^\+{0,2}algorithms\.([A-Za-z0-9_]+)\.params\.([A-Za-z_]\w*)$")
+
+
+def is_sweep(value: str) -> bool:
+    """Whether an override's value is a Hydra sweep: a comma outside brackets, braces and quotes
+    (a,b), or choice(...), range(...), glob(...)."""
+    if re.match(r"\s*(choice|range|glob)\(", value):
+        return True
+    depth, quote, escaped = 0, None, False
+    for ch in value:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return True
+    return False
+
+
+def _sweep_refusal(o: str, multirun: bool) -> str:
+    key, value = o.split("=", 1)
+    m = _PARAM.match(key)
+    if m is None:
+        return (f"override '{o}' is a sweep (Hydra's multirun syntax), and '{key.lstrip('+')}' takes one value "
+                f"per experiment: run once per value; only an algorithm's params sweep within one experiment, "
+                f"as its grid (-m algorithms.<key>.params.<p>=a,b is ++algorithms.<key>.grid.<p>=[a,b])")
+    grid = f"++algorithms.{m.group(1)}.grid.{m.group(2)}=" + (
+        f"[{value}]" if not re.match(r"\s*(choice|range|glob)\(", value) else "[...]")
+    return (f"override '{o}' is a sweep (Hydra's multirun syntax): add -m to run its values as cells of this "
+            f"experiment, or give the grid itself, '{grid}'")
+
+
+def multirun_as_grid(overrides: list[str]) -> list[str]:
+    """``-m``: each sweep of an algorithm's hyperparameter (``algorithms.<key>.params.<p>=a,b``,
+    ``choice(a,b)``, ``range(1,4)``) becomes that algorithm's grid, ``algorithms.<key>.grid.<p>=[a,b]``:
+    the sweep runs as cells of the one experiment (each cell's own fingerprint, table row and
+    figure line), not as separate runs.  A sweep of any other key is refused with one line."""
+    # an entry added on the command line is not Hydra's: its grid joins the entry ('+algorithms.<key>...')
+    added = {m.group(1) for o in overrides if (m := re.match(r"^\+algorithms\.(\w+)(=|\._target_=)", o))}
+    out = []
+    for o in overrides:
+        if o.startswith("~") or "=" not in o or not is_sweep(o.split("=", 1)[1]):
+            out.append(o)
+            continue
+        m = _PARAM.match(o.split("=", 1)[0])
+        if m is None:
+            raise CliError(_sweep_refusal(o, multirun=True))
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        try:
+            values = list(OverridesParser.create().parse_override(o).sweep_string_iterator())
+        except Exception as e:  # noqa: BLE001 - Hydra's own words (e.g. glob needs a list of choices)
+            raise CliError(f"override '{o}' cannot sweep: {str(e).splitlines()[0]}") from None
+        plus = "+" if m.group(1) in added else "++"
+        out.append(f"{plus}algorithms.{m.group(1)}.grid.{m.group(2)}=[{','.join(values)}]")
+    return out
 
 
 def precheck(name: str, overrides: list[str], scale: str) -> None:
     """The mistakes found without composing the config, with the standard library only (no
-    Hydra, learners or numba imported): a malformed override, an unknown experiment or scale.
-    Raises :class:`CliError` worded as the catalog's ConfigError."""
+    Hydra, learners or numba imported): a malformed override, a sweep without -m, an unknown
+    experiment or scale.  Raises :class:`CliError` worded as the catalog's ConfigError."""
     for o in overrides:
         if not _OVERRIDE.match(o):
-            raise CliError(f"override '{o}' is not key=value (e.g. experiment.n_trials=3)")
+            raise CliError(f"override '{o}' is not key=value, +key=value or ~key (e.g. experiment.n_trials=3)")
+        if not o.startswith("~") and is_sweep(o.split("=", 1)[1]):
+            raise CliError(_sweep_refusal(o, multirun=False))
     from .config_files import find_config_dir, list_experiments, list_scales
 
     root = find_config_dir()
@@ -243,27 +384,60 @@ def _holding(root: Path):
         raise CliError(str(e)) from None
 
 
+def _load(name: str, overrides: list[str], scale: str):
+    """The experiment, composed and checked; a config error as one line with a "did you mean"."""
+    from .pipeline.catalog import load_experiment
+    from .pipeline.config_errors import ConfigError
+
+    try:
+        return load_experiment(name, scale, overrides=overrides)
+    except ConfigError as e:
+        if "does not support deletion" in str(e):  # '~experiment.figure': a key of the schema
+            raise CliError(f"{e}: '~' removes an entry of a mapping (e.g. ~algorithms.<key>); a key every "
+                           "experiment has is set instead (e.g. experiment.figure=null)") from None
+        hint = did_you_mean(e, name, scale)
+        raise CliError(str(e) + (f"; did you mean '{hint}'?" if hint else "")) from None
+
+
+def show_config(name: str, overrides: list[str], scale: str = "smoke", resolve: bool = False,
+                multirun: bool = False) -> str:
+    """``--cfg job``: the experiment's config as YAML, checked as for a run but nothing run or
+    written.  As Hydra composes it (interpolations as written, the scale's group as chosen), or
+    with ``resolve`` the resolved, checked config a run writes to
+    results/<paper>/<artefact>.config.yaml, byte for byte."""
+    if multirun:
+        overrides = multirun_as_grid(overrides)
+    precheck(name, overrides, scale)
+    exp = _load(name, overrides, scale)
+    if resolve:
+        return exp.to_yaml()
+    from omegaconf import OmegaConf
+
+    from .pipeline.catalog import composed_config
+
+    return OmegaConf.to_yaml(composed_config(name, scale, overrides))
+
+
 def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
-                   out: str | Path | None = None, log=None, report: bool = True, loaded: dict | None = None) -> dict:
+                   out: str | Path | None = None, log=None, report: bool = True, loaded: dict | None = None,
+                   multirun: bool = False) -> dict:
     """Run one experiment's cells and write its outputs under ``out`` as the workflow lays
     them out (results/<paper>/<artefact>.{csv,md,json,config.yaml}, its cells, figures/);
     returns the artefact record.  ``report``: also a report of this artefact alone;
     ``loaded``: a dict that receives the loaded experiment (key ``exp``) and its cell files
-    (``cells``)."""
+    (``cells``); ``multirun``: sweeps of an algorithm's params run as its grid
+    (:func:`multirun_as_grid`)."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    if multirun:
+        overrides = multirun_as_grid(overrides)
     precheck(name, overrides, scale)  # before the heavy imports: a mistake here is reported in a second
     from .data.status import data_status
     from .io import write_parquet
-    from .pipeline.catalog import load_experiment, write_resolved
-    from .pipeline.config_errors import ConfigError
+    from .pipeline.catalog import write_resolved
     from .pipeline.names import OutsideRoot, output_path
     from .pipeline.runner import run_cell
 
-    try:
-        exp = load_experiment(name, scale, overrides=overrides)
-    except ConfigError as e:
-        hint = did_you_mean(e, name, scale)
-        raise CliError(str(e) + (f"; did you mean '{hint}'?" if hint else "")) from None
+    exp = _load(name, overrides, scale)
     st = data_status(exp.cfg.dataset.source)
     if not st.runnable:
         raise CliError(f"{name}: {st.reason}. {st.how_to_obtain}")
@@ -313,8 +487,18 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
         return rec
 
 
+def _resolve_without_cfg(args) -> None:
+    if args.resolve and args.cfg is None:
+        raise CliError("--resolve goes with --cfg job (print the resolved config without running)")
+
+
 def _run(args) -> int:
-    rec = run_experiment(args.experiment, list(args.overrides), args.scale, args.jobs, args.out)
+    _resolve_without_cfg(args)
+    if args.cfg == "job":
+        print(show_config(args.experiment, list(args.overrides), args.scale, args.resolve, args.multirun), end="")
+        return 0
+    rec = run_experiment(args.experiment, list(args.overrides), args.scale, args.jobs, args.out,
+                         multirun=args.multirun)
     root = Path(args.out) if args.out is not None else Path("runs") / "cli" / args.scale
     held = sum(c["verdict"] == "held" for c in rec["claims"])
     cmp_ = [t for t in rec["table"] if t["verdict"] in ("consistent", "differs")]
@@ -325,24 +509,40 @@ def _run(args) -> int:
     return 0
 
 
+def _load_arena(family: str):
+    from .config_files import find_config_dir, list_experiments
+    from .report.arena import ArenaError, load_arena
+
+    root_cfg = find_config_dir()
+    try:
+        return load_arena(family, root_cfg, list_experiments(root_cfg))
+    except ArenaError as e:
+        raise CliError(str(e)) from None
+
+
+def show_arena_config(family: str, overrides: list[str], scale: str = "smoke", resolve: bool = False,
+                      multirun: bool = False) -> str:
+    """``arena --cfg job``: the config of every experiment of the family (:func:`show_config`),
+    one YAML document each, headed by its name."""
+    return "---\n".join(f"# {name}\n" + show_config(name, overrides, scale, resolve, multirun)
+                        for name in _load_arena(family).experiments)
+
+
 def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
-              out: str | Path | None = None, log=None) -> dict:
+              out: str | Path | None = None, log=None, multirun: bool = False) -> dict:
     """Run every experiment of an arena family with ``overrides`` (e.g. a learner of one's own
     added to each), then its comparison over the data sets; write them and a report of them all
     under ``out``.  Returns the comparison's record."""
-    from .config_files import find_config_dir, list_experiments
-    from .report.arena import ArenaError, build_comparison, comparison_paths, load_arena
-    root_cfg = find_config_dir()
-    try:
-        arena = load_arena(family, root_cfg, list_experiments(root_cfg))
-    except ArenaError as e:
-        raise CliError(str(e)) from None
+    from .report.arena import ArenaError, build_comparison, comparison_paths
+
+    arena = _load_arena(family)
     root = Path(out) if out is not None else Path("runs") / "cli" / scale
     with _holding(root):  # the whole family, each experiment and the comparison, in one hold
         recs, exps, cells = [], {}, {}
         for name in arena.experiments:
             loaded: dict = {}
-            recs.append(run_experiment(name, overrides, scale, jobs, root, log, report=False, loaded=loaded))
+            recs.append(run_experiment(name, overrides, scale, jobs, root, log, report=False, loaded=loaded,
+                                       multirun=multirun))
             exps[name], cells[name] = loaded["exp"], loaded["cells"]
         paths = comparison_paths(root, family)
         try:
@@ -359,7 +559,11 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
 
 
 def _arena(args) -> int:
-    rec = run_arena(args.family, list(args.overrides), args.scale, args.jobs, args.out)
+    _resolve_without_cfg(args)
+    if args.cfg == "job":
+        print(show_arena_config(args.family, list(args.overrides), args.scale, args.resolve, args.multirun), end="")
+        return 0
+    rec = run_arena(args.family, list(args.overrides), args.scale, args.jobs, args.out, multirun=args.multirun)
     root = Path(args.out) if args.out is not None else Path("runs") / "cli" / args.scale
     best = rec["learners"][0]
     f = rec["friedman"]
@@ -408,7 +612,7 @@ def _check_learner(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = parse_args(argv)
     try:
         return _dispatch(args)
     except (CliError, FileNotFoundError) as e:  # a config folder or data file not found: one line

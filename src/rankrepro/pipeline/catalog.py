@@ -127,7 +127,21 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     return exp
 
 
+def composed_config(name: str, scale: str = "paper", overrides: list[str] | tuple = (),
+                    config_dir: str | os.PathLike | None = None) -> DictConfig:
+    """The config as Hydra composes it, interpolations unresolved and nothing checked, with the
+    entries '+algorithms.<key>' overrides add (as written): what ``rankrepro run --cfg job``
+    prints.  :func:`load_experiment` first, for the errors."""
+    root = Path(config_dir).resolve() if config_dir else find_config_dir()
+    overrides, added = _added_algorithms(name, list(overrides))
+    plain = OmegaConf.to_container(_compose(root, name, scale, overrides), resolve=False)
+    plain["algorithms"].update(added)
+    return OmegaConf.create(plain)
+
+
 _ADD_ALGORITHM = re.compile(r"^\+algorithms\.([A-Za-z0-9_]+)=(.*)$", re.S)
+#: an entry's keys one by one, '+algorithms.<key>._target_=pkg.mod.Class +algorithms.<key>.label=Mine'
+_ADD_ALGORITHM_KEY = re.compile(r"^\+algorithms\.([A-Za-z0-9_]+)\.([A-Za-z_][\w.]*)=(.*)$", re.S)
 
 
 def _added_algorithms(name: str, overrides: list[str]) -> tuple[list[str], dict[str, dict]]:
@@ -151,6 +165,34 @@ def _added_algorithms(name: str, overrides: list[str]) -> tuple[list[str], dict[
                 f"+algorithms.{m.group(1)}= takes a mapping, e.g. '+algorithms.{m.group(1)}={{_target_: "
                 f"pkg.module.Class, label: Mine}}', got {value!r}")
         added[m.group(1)] = value
+    return _added_by_key(name, rest, added)
+
+
+def _added_by_key(name: str, overrides: list[str], added: dict[str, dict]) -> tuple[list[str], dict[str, dict]]:
+    """An entry added key by key, as Hydra users write it: the '+algorithms.<key>.<path>=value'
+    overrides of a key that one of them gives a ``_target_`` (or that a whole-entry override
+    adds) make that entry; the others (a new key of an existing entry) stay Hydra's."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    keyed = [(o, _ADD_ALGORITHM_KEY.match(o)) for o in overrides]
+    new = {m.group(1) for _, m in keyed if m and m.group(2) == "_target_"} | set(added)
+    rest = []
+    for o, m in keyed:
+        if m is None or m.group(1) not in new:
+            rest.append(o)
+            continue
+        key, path = m.group(1), m.group(2).split(".")
+        try:
+            value = OverridesParser.create().parse_override(o).value()
+        except Exception as e:  # noqa: BLE001 - Hydra's parse error, with the key
+            raise ConfigError(name, f"algorithms.{key}.{m.group(2)}", f"override '{o}' does not parse: {e}") from None
+        node = added.setdefault(key, {})
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+            require(name, f"algorithms.{key}.{m.group(2)}", isinstance(node, dict),
+                    f"'{o}': algorithms.{key}.{part} is not a mapping")
+        require(name, f"algorithms.{key}.{m.group(2)}", path[-1] not in node, f"'{o}' sets a key given twice")
+        node[path[-1]] = value
     return rest, added
 
 
