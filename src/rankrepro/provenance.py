@@ -33,10 +33,15 @@ def git_commit(path: str | Path = ".") -> str:
 
 
 def versions() -> dict[str, str]:
+    """Python, the platform and the packages' versions; rankrepro's is the code's own
+    ``rankrepro.__version__`` (an editable install's metadata keeps the version it was
+    installed with), the one `rankrepro --version` prints."""
+    from . import __version__
+
     out = {"python": sys.version.split()[0], "platform": platform.platform()}
     for p in PACKAGES:
         try:
-            out[p] = metadata.version(p)
+            out[p] = __version__ if p == "rankrepro" else metadata.version(p)
         except metadata.PackageNotFoundError:
             out[p] = "not installed"
     return out
