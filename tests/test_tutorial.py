@@ -27,6 +27,9 @@ def test_the_tutorial_has_its_steps():
     sh = "\n".join(b for k, b in blocks() if k == "sh")
     for step in ("rankrepro check-learner", "rankrepro run ", "rankrepro arena online", "comparison/online.md"):
         assert step in sh, f"docs/your-learner.md no longer shows `{step}`"
+    # each run writes to a folder of its own: a second run into one folder replaces the first's report
+    outs = re.findall(r"--out\s+(\S+)", sh)
+    assert len(outs) == sh.count("--out") >= 2 and len(set(outs)) == len(outs), outs
     first = next(b for k, b in blocks() if k == "python").splitlines()[0]
     assert re.fullmatch(r"# ~/\S+\.py", first), "the Python block must start with '# ~/<path>.py', its file"
 
@@ -53,15 +56,18 @@ def test_the_tutorial_runs_as_written(tmp_path, repo_data):
     # step 2: every check passed
     assert "averaged_prank.AveragedPRank:" in outputs[0] and "FAIL" not in outputs[0]
     # step 3: the learner is a row of the paper's experiment, beside the paper's learners
-    rec = json.loads((home / "runs" / "results" / "crammer_singer2005" / "fig6.json").read_text())
+    rec = json.loads((home / "runs" / "fig6" / "results" / "crammer_singer2005" / "fig6.json").read_text())
     assert {"averaged_prank", "prank", "si_prank", "mcp"} <= {c["id"].split("-")[0] for c in rec["cells"]}
     assert rec["cells"][-1]["estimator"] == "averaged_prank.AveragedPRank"
     # step 4: the learner entered the comparison on every data set of the family, with a rank
-    cmp_ = json.loads((home / "runs" / "results" / "arena" / "comparison" / "online.json").read_text())
+    cmp_ = json.loads((home / "runs" / "arena" / "results" / "arena" / "comparison" / "online.json").read_text())
     mine = [r for r in cmp_["learners"] if r["key"] == "averaged_prank"]
     assert len(mine) == 1 and set(mine[0]["values"]) == {e["name"] for e in cmp_["experiments"]}
     assert len(cmp_["learners"]) == 11 and cmp_["friedman"]["k"] == 11 and cmp_["friedman"]["n"] == 5
     assert 1.0 <= mine[0]["avg_rank"] <= 11.0
     # step 5: the table read is the one written, and names the learner
     assert "| averaged PRank |" in outputs[-1]
-    assert (home / "runs" / "figures" / "arena" / "comparison" / "cd_online.png").stat().st_size > 0
+    assert (home / "runs" / "arena" / "figures" / "arena" / "comparison" / "cd_online.png").stat().st_size > 0
+    # step 3's report is still step 3's after step 4 ran
+    fig6_report = (home / "runs" / "fig6" / "results" / "report" / "index.html").read_text()
+    assert "fig6" in fig6_report and not (home / "runs" / "fig6" / "results" / "arena").exists()

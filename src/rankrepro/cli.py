@@ -315,7 +315,8 @@ def _sweep_refusal(o: str, multirun: bool) -> str:
     if m is None:
         return (f"override '{o}' is a sweep (Hydra's multirun syntax), and '{key.lstrip('+')}' takes one value "
                 f"per experiment: run once per value; only an algorithm's params sweep within one experiment, "
-                f"as its grid (-m algorithms.<key>.params.<p>=a,b is ++algorithms.<key>.grid.<p>=[a,b])")
+                f"as its grid (-m algorithms.<key>.params.<p>=a,b is ++algorithms.<key>.grid.<p>=[a,b]); "
+                f"a value with a comma is quoted, {key}='a,b'")
     grid = f"++algorithms.{m.group(1)}.grid.{m.group(2)}=" + (
         f"[{value}]" if not re.match(r"\s*(choice|range|glob)\(", value) else "[...]")
     return (f"override '{o}' is a sweep (Hydra's multirun syntax): add -m to run its values as cells of this "
