@@ -283,8 +283,11 @@ def test_arena_help_lists_every_family():
 
 
 def _examples() -> list[tuple[str, str]]:
-    """Every example command of every help text, continuation lines joined: (command, line)."""
-    out = []
+    """Every example command of every help text, continuation lines joined: (command, line); a
+    command shown in two helps is run once."""
+    import shlex
+
+    out, seen = [], set()
     for cmd, text in _helps().items():
         lines = text.splitlines()
         i = 0
@@ -294,7 +297,9 @@ def _examples() -> list[tuple[str, str]]:
                 while ln.endswith("\\"):
                     i += 1
                     ln = ln[:-1] + " " + lines[i].strip()
-                out.append((cmd or "top", ln))
+                if tuple(shlex.split(ln, comments=True)) not in seen:
+                    seen.add(tuple(shlex.split(ln, comments=True)))
+                    out.append((cmd or "top", ln))
             i += 1
     return out
 

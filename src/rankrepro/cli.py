@@ -166,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
                        description="One line per experiment of config/experiment/: its name, cells, trials and data\n"
                                    "set at the scale given.",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example:\n  rankrepro experiments --scale smoke")
+                       epilog="example:\n  rankrepro experiments")
     e.add_argument("--scale", default="paper", help="show the sizes at this scale (default: paper)")
     ap.set_defaults(_commands=dict(sub.choices))
     return ap
