@@ -460,7 +460,7 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
                           for c in exp.all_cells]
             png = (output_path(root, "figures", exp.paper, f"{exp.figure_file}.png")
                    if exp.cfg.experiment.figure is not None else None)
-            report = output_path(root, "results", "report", "index.html")
+            report_html = output_path(root, "results", "report", "index.html")
         except OutsideRoot as e:
             raise CliError(f"{name}: {e}") from None
         if loaded is not None:
@@ -484,7 +484,7 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
             return rec
         from .report.html import build_report
 
-        build_report([str(res["json"])], pngs, report, scale)
+        build_report([str(res["json"])], pngs, report_html, scale)
         return rec
 
 
