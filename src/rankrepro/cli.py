@@ -105,6 +105,8 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--out", default=None, help="output root (default: runs/cli/<scale>)")
     e = sub.add_parser("experiments", help="list the experiment catalog")
     e.add_argument("--scale", default="paper", help="show the sizes at this scale (default: paper)")
+    rp = sub.add_parser("report", help="the HTML report again from the records and figures on disk (make report)")
+    rp.add_argument("--scale", default="paper", help="paper (default: results/) or another scale (runs/<scale>/)")
     return ap
 
 
@@ -383,12 +385,17 @@ def _check_learner(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .files import DamagedFile, WriteFailed
+
     args = _parser().parse_args(argv)
     try:
         return _dispatch(args)
     except (CliError, FileNotFoundError) as e:  # a config folder or data file not found: one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 2
+    except (DamagedFile, WriteFailed) as e:  # a project file damaged, a write refused (a full disk): one line
+        print(f"rankrepro: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("rankrepro: interrupted", file=sys.stderr)
         return 130
@@ -421,6 +428,10 @@ def _dispatch(args) -> int:
             print(preprocess(n))
     elif args.cmd == "verify":
         return _verify(args)
+    elif args.cmd == "report":
+        from .report.html import rebuild_report
+
+        print(rebuild_report(args.scale))
     elif args.cmd == "experiments":
         from .pipeline.catalog import load_catalog
 

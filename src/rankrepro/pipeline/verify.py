@@ -30,6 +30,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..files import read_json
 from ..metrics import TIMING_METRICS
 from .cells import Experiment
 
@@ -257,7 +258,7 @@ def kept_verification(record_json: str | os.PathLike, cell_paths: Iterable[str |
     bytes: every cell it names is among ``cell_paths`` with the same sha256 (a re-aggregation
     keeps it; a recomputed cell drops it)."""
     try:
-        kept = json.loads(verification_path(record_json).read_text())
+        kept = read_json(verification_path(record_json), "verification")
         by_cell = {Path(p).stem: p for p in cell_paths}
         for cell, digest in kept["cells"].items():
             if cell not in by_cell or file_digest(by_cell[cell]) != digest:
@@ -293,7 +294,7 @@ def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root:
         rec_path = root / "results" / f"{name}.json"
         if not rec_path.is_file():
             continue
-        rec = json.loads(rec_path.read_text())
+        rec = read_json(rec_path, "record")
         rec["verified"] = {"commit": commit, "date": date, "cells": len(cs),
                            "identical": sum(c.identical for c in cs)}
         # kept beside the cells too, with their digests: the workflow deletes the record before
