@@ -333,3 +333,22 @@ def test_a_huge_sparse_file_in_the_mirror_is_refused_before_it_is_copied(tmp_pat
 def test_the_docs_say_a_config_can_run_code():
     doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "own_learner.md").read_text()
     assert "**A config can run code.**" in doc and "import time" in doc
+
+
+def test_a_list_longer_than_the_bound_is_refused_before_hydra_composes_it(config_copy):
+    """100,000 values were composed (~100 s) before the cell bound refused them; the file's list
+    and an override's values are now counted first."""
+    from rankrepro.pipeline.config_errors import YAML_MAX_LIST
+
+    assert YAML_MAX_LIST == MAX_CELLS
+    f = _grid_experiment(config_copy, MAX_CELLS + 1, "toolong")
+    try:
+        with pytest.raises(ConfigError) as err:
+            load_experiment("harrington2003/toolong", "smoke", config_dir=config_copy)
+    finally:
+        f.unlink()
+    assert err.value.key == "algorithms.wh.grid.eta" and "a list of 10,001 values" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        load_experiment("harrington2003/table1", "smoke", config_dir=config_copy,
+                        overrides=["algorithms.widrow_hoff.grid.eta=[" + ",".join(["0.1"] * 100_000) + "]"])
+    assert err.value.key == "algorithms.widrow_hoff.grid.eta" and "100,000 values" in str(err.value)

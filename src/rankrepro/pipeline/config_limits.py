@@ -130,9 +130,10 @@ def check_override_depth(name: str, overrides: list[str], max_depth: int) -> Non
     counted, linear in its length) is refused naming its key, before Hydra's recursive parser
     runs out of stack."""
     for o in overrides:
-        depth = deepest = 0
+        depth = deepest = commas = 0
         quote = None
         for ch in o:
+            commas += ch == "," and quote is None
             if quote:
                 quote = None if ch == quote else quote
             elif ch in "'\"":
@@ -145,6 +146,9 @@ def check_override_depth(name: str, overrides: list[str], max_depth: int) -> Non
         key = o.split("=", 1)[0].lstrip("+~") or o[:40]
         require(name, key, deepest <= max_depth,
                 f"the override is nested {deepest:,} levels deep, more than a config may be ({max_depth})")
+        require(name, key, commas < MAX_CELLS,
+                f"the override lists {commas + 1:,} values, more than an experiment may have cells ({MAX_CELLS:,}): "
+                "refused before Hydra parses it")
 
 
 def check_sizes(name: str, cfg: Any) -> None:
