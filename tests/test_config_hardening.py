@@ -352,3 +352,16 @@ def test_a_list_longer_than_the_bound_is_refused_before_hydra_composes_it(config
         load_experiment("harrington2003/table1", "smoke", config_dir=config_copy,
                         overrides=["algorithms.widrow_hoff.grid.eta=[" + ",".join(["0.1"] * 100_000) + "]"])
     assert err.value.key == "algorithms.widrow_hoff.grid.eta" and "100,000 values" in str(err.value)
+
+
+def test_a_truncated_cell_is_named(tmp_path):
+    from rankrepro.files import DamagedFile
+    from rankrepro.report.artefact import load_cells
+
+    good = next((pathlib.Path(__file__).resolve().parents[1] / "results" / "harrington2003" / "table1" / "cells")
+                .glob("*.parquet"))
+    bad = tmp_path / good.name
+    bad.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    with pytest.raises(DamagedFile) as err:
+        load_cells([bad])
+    assert str(bad) in str(err.value) and "parquet" in str(err.value) and "\n" not in str(err.value)

@@ -85,3 +85,18 @@ def atomic_write(path: str | os.PathLike, write: Callable[[str], None]) -> None:
 
 def write_text(path: str | os.PathLike, text: str) -> None:
     atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def read_cell(path: str | os.PathLike):
+    """A cell's results (parquet) as a pandas frame; raises :class:`DamagedFile` naming the file
+    when it is missing, truncated or not a parquet table."""
+    import pandas as pd
+
+    try:
+        return pd.read_parquet(path)
+    except FileNotFoundError:
+        raise DamagedFile(path, "the cell's results are missing") from None
+    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise DamagedFile(path, f"the cell's results are not a readable parquet table ({type(e).__name__}: "
+                                f"{first[:200]})") from None

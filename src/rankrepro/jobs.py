@@ -11,7 +11,7 @@ from typing import Callable
 
 from .pipeline.catalog import load_experiment, load_resolved, resolved_path
 from .pipeline.cells import Experiment
-from .files import write_text
+from .files import read_cell, write_text
 from .io import write_parquet
 
 
@@ -84,15 +84,11 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
            + (f"; the main cell's trials taken from {reuse}" if reuse else ""))
     kept = None
     if reuse:
-        import pandas as pd
-
-        kept = pd.read_parquet(reuse)
+        kept = read_cell(reuse)
     if twin:
-        import pandas as pd
-
         from .pipeline.runner import from_twin
 
-        df = from_twin(exp, cell, pd.read_parquet(twin), twin_cell=Path(twin).stem)
+        df = from_twin(exp, cell, read_cell(twin), twin_cell=Path(twin).stem)
         logger(f"{experiment} [{scale}] {cell}: the same computation as {twin} (same fingerprint, same data): "
                "its results taken, nothing computed")
     else:

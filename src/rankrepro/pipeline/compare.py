@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..files import read_json
+from ..files import read_cell, read_json
 from ..metrics import TIMING_METRICS
 from ..stats import t_interval
 from .verify import align
@@ -241,7 +241,7 @@ def compare_trees(old: str | Path, new: str | Path, rule: Rule = Rule(), only: l
             if cid not in o_cells:
                 art.cells.append(CellComparison(cname, added=True))
                 continue
-            art.cells.append(compare_cell(cname, pd.read_parquet(o_cells[cid]), pd.read_parquet(n_cells[cid]), rule))
+            art.cells.append(compare_cell(cname, read_cell(o_cells[cid]), read_cell(n_cells[cid]), rule))
         out.append(art)
     return out
 

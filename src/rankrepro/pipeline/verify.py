@@ -30,7 +30,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
-from ..files import read_json
+from ..files import read_cell, read_json
 from ..metrics import TIMING_METRICS
 from .cells import Experiment
 
@@ -178,9 +178,9 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str) -> CellCheck:
 
     t0 = time.process_time()
     rootp = Path(root)
-    want = pd.read_parquet(committed_cell(exp, cell_id, rootp))
+    want = read_cell(committed_cell(exp, cell_id, rootp))
     hit = reused_trials(exp, exp.cell(cell_id))
-    reuse = pd.read_parquet(committed_cell(exp, hit[0], rootp)) if hit else None
+    reuse = read_cell(committed_cell(exp, hit[0], rootp)) if hit else None
     data_path = default_data_path(exp)
     got = run_cell(exp, cell_id, n_jobs=1, data_path=data_path, reuse=reuse)
     out = Path(scratch) / "results" / exp.paper / exp.artefact / "cells" / f"{cell_id}.parquet"
@@ -270,7 +270,8 @@ def kept_verification(record_json: str | os.PathLike, cell_paths: Iterable[str |
 
 def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root: Path) -> int:
     """Write what was verified into the committed files (see the module docstring)."""
-    from ..io import atomic_write, dumps
+    from ..files import atomic_write
+    from ..io import dumps
     from ..provenance import git_commit
     from .codeprint import experiment_identity
     from .freshness import fingerprint_path, write_fingerprint

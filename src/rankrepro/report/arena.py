@@ -27,7 +27,7 @@ import pandas as pd
 import yaml
 
 from .. import provenance
-from ..io import atomic_write
+from ..files import atomic_write
 from .md import md_cell, md_text
 from ..metrics import METRICS
 from ..pipeline.cells import Experiment, same_value

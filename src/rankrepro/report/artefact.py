@@ -12,10 +12,11 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from .. import provenance
-from ..files import read_json
+from ..files import read_cell, read_json
 from ..data.registry import substitute_label
 from ..metrics import METRICS
-from ..io import atomic_write, dumps
+from ..files import atomic_write
+from ..io import dumps
 from ..pipeline.cells import Experiment, claim_family, config_fingerprint
 from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
@@ -29,10 +30,7 @@ from .reproducibility import measures as reproducibility_measures
 def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     frames = []
     for p in paths:
-        try:
-            frames.append(pd.read_parquet(p))
-        except Exception as e:  # a truncated or foreign file: name it
-            raise RuntimeError(f"cannot read cell results {p}: {e}") from e
+        frames.append(read_cell(p))  # a truncated or foreign file: DamagedFile naming it
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

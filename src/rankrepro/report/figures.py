@@ -17,7 +17,7 @@ from omegaconf import OmegaConf  # noqa: E402
 
 from ..files import read_json
 from ..pipeline.cells import Experiment  # noqa: E402
-from ..io import atomic_write  # noqa: E402
+from ..files import atomic_write  # noqa: E402
 from ..protocols import PROTOCOLS  # noqa: E402
 from .aggregate import resolve  # noqa: E402
 from .artefact import dataset_label  # noqa: E402
