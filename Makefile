@@ -26,7 +26,7 @@ reproduce: $(STAMP)
 ## the report (and docs/results.md's numbers) again from the committed records and figures, in
 ## seconds (nothing recomputed)
 report: $(STAMP)
-	$(PY) -c "from rankrepro.report.html import rebuild_report; print(rebuild_report())"
+	$(PY) -m rankrepro.cli report
 	$(PY) scripts/results_doc.py
 
 ## first every committed record against its cells (each cell's sha256 against its fingerprint file

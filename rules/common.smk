@@ -52,6 +52,7 @@ from rankrepro.data.fetch import availability
 from rankrepro.data.preprocess import preprocess_params
 from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
+from rankrepro.files import WriteFailed
 from rankrepro.pipeline.catalog import catalog_key, default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reused_trials, twin_cells
@@ -67,8 +68,11 @@ PREFIX = output_prefix(SCALE)
 CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR, cache_dir=default_cache_dir())
 # each experiment resolved once: the jobs read results/<paper>/<artefact>.config.yaml instead
 # of composing the configs again (rewritten only when it changes)
-for _exp in CATALOG.values():
-    write_resolved(_exp, resolved_path(_exp.name, SCALE))
+try:
+    for _exp in CATALOG.values():
+        write_resolved(_exp, resolved_path(_exp.name, SCALE))
+except WriteFailed as _e:  # a full disk, a read-only folder: one line naming the file, no partial file left
+    raise WorkflowError(str(_e)) from None
 # runtime option: run each artefact's cells in one job (saves ~2 s of start-up per cell;
 # `make smoke` uses it), instead of one job per sweep cell
 BATCH = str(config.get("batch_cells", False)).lower() in ("1", "true", "yes", "paper")

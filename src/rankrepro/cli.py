@@ -168,6 +168,13 @@ def _parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="example:\n  rankrepro experiments")
     e.add_argument("--scale", default="paper", help="show the sizes at this scale (default: paper)")
+    rp = sub.add_parser("report", help="the HTML report again from the records and figures on disk (make report)",
+                        description="The report (results/report/index.html, or runs/<scale>/...) rendered again from\n"
+                                    "the records and figures on disk: nothing is recomputed; a damaged or edited\n"
+                                    "record is refused in one line naming its file.",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog="example:\n  rankrepro report")
+    rp.add_argument("--scale", default="paper", help="paper (default: results/) or another scale (runs/<scale>/)")
     ap.set_defaults(_commands=dict(sub.choices))
     return ap
 
@@ -613,12 +620,17 @@ def _check_learner(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .files import DamagedFile, WriteFailed
+
     args = parse_args(argv)
     try:
         return _dispatch(args)
     except (CliError, FileNotFoundError) as e:  # a config folder or data file not found: one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 2
+    except (DamagedFile, WriteFailed) as e:  # a project file damaged, a write refused (a full disk): one line
+        print(f"rankrepro: error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("rankrepro: interrupted", file=sys.stderr)
         return 130
@@ -651,6 +663,10 @@ def _dispatch(args) -> int:
             print(preprocess(n))
     elif args.cmd == "verify":
         return _verify(args)
+    elif args.cmd == "report":
+        from .report.html import rebuild_report
+
+        print(rebuild_report(args.scale))
     elif args.cmd == "experiments":
         from .pipeline.catalog import load_catalog
 

@@ -11,6 +11,7 @@ from typing import Callable
 
 from .pipeline.catalog import load_experiment, load_resolved, resolved_path
 from .pipeline.cells import Experiment
+from .files import read_cell, write_text
 from .io import write_parquet
 
 
@@ -83,15 +84,11 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
            + (f"; the main cell's trials taken from {reuse}" if reuse else ""))
     kept = None
     if reuse:
-        import pandas as pd
-
-        kept = pd.read_parquet(reuse)
+        kept = read_cell(reuse)
     if twin:
-        import pandas as pd
-
         from .pipeline.runner import from_twin
 
-        df = from_twin(exp, cell, pd.read_parquet(twin), twin_cell=Path(twin).stem)
+        df = from_twin(exp, cell, read_cell(twin), twin_cell=Path(twin).stem)
         logger(f"{experiment} [{scale}] {cell}: the same computation as {twin} (same fingerprint, same data): "
                "its results taken, nothing computed")
     else:
@@ -280,8 +277,7 @@ def job_keep_arrays(experiments: list[str], scale: str, config_dir: str, data: d
             call()
             seconds[f"{name} {key}"] = round(time.perf_counter() - t0, 2)
             logger(f"{name}: {key} kept beside {data[name]} ({seconds[f'{name} {key}']:.1f} s; built or read back)")
-    Path(output).parent.mkdir(parents=True, exist_ok=True)
-    Path(output).write_text(json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
+    write_text(output, json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
 
 
 def job_compile_kernels(output: str, log: str | None = None) -> None:
@@ -320,8 +316,7 @@ def job_compile_kernels(output: str, log: str | None = None) -> None:
     sorted_u.feedback(np.ones_like(U, dtype=bool), np.argmax(U, axis=1), 0.5)
     sorted_u.best(np.ones_like(U, dtype=bool))
     seconds["coactive movie feedback"] = round(time.perf_counter() - t0, 2)
-    Path(output).parent.mkdir(parents=True, exist_ok=True)
-    Path(output).write_text(json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
+    write_text(output, json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
 
 
 def job_keep_catalog(scale: str, config_dir: str, output: str, log: str | None = None) -> None:
@@ -338,8 +333,7 @@ def job_keep_catalog(scale: str, config_dir: str, output: str, log: str | None =
     seconds = round(time.perf_counter() - t0, 2)
     _logger(log)(f"the {scale} catalog ({len(cat)} experiments) kept in {default_cache_dir()} ({seconds:.1f} s; "
                  "composed or read back)")
-    Path(output).parent.mkdir(parents=True, exist_ok=True)
-    Path(output).write_text(json.dumps({"scale": scale, "key": catalog_key(Path(config_dir).resolve(), scale),
+    write_text(output, json.dumps({"scale": scale, "key": catalog_key(Path(config_dir).resolve(), scale),
                                         "seconds": seconds}, indent=1) + "\n")
 
 

@@ -59,6 +59,35 @@ def sha256(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+#: the largest data file the project copies from a mirror (the largest file of any registered
+#: data set is a few MB; the bound leaves a hundredfold margin and stops a mistaken or hostile
+#: file, such as a sparse file of many GB, before a byte of it is copied or hashed)
+MAX_DATA_FILE_BYTES = 256 << 20
+
+
+def mirror_file_problem(path: Path) -> str | None:
+    """Why a file in the mirror cannot be copied, decided from its ``lstat`` alone (nothing is
+    opened: a FIFO would block the reader, a device or a huge sparse file would be read
+    whole): None when it is a regular file of a plausible size, or absent."""
+    import stat
+
+    try:
+        st = os.stat(path)  # a symlink to a regular file in the mirror is followed, as before
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "not a regular file")
+        return f"not a regular file ({kind})" if "regular" not in kind else kind
+    if st.st_size > MAX_DATA_FILE_BYTES:
+        return (f"{st.st_size:,} bytes, more than a data file of the project may have ({MAX_DATA_FILE_BYTES:,}): "
+                "refused before copying")
+    return None
+
+
 def mirror_dir() -> Path | None:
     m = os.environ.get(MIRROR_ENV)
     return Path(m).expanduser().resolve() if m else None
@@ -259,8 +288,12 @@ def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, all
                 errors.append(f"{entry.name}/{rel} in data/raw: sha256 {got} does not match {whose} {want}; "
                               f"moved to {q}")
             src = None
-            if mirror is not None and entry.mirror_dir and (mirror / entry.mirror_dir / rel).is_file():
-                src = ("mirror", mirror / entry.mirror_dir / rel)
+            in_mirror = mirror / entry.mirror_dir / rel if mirror is not None and entry.mirror_dir else None
+            problem = mirror_file_problem(in_mirror) if in_mirror is not None else None
+            if problem is not None:
+                errors.append(f"{in_mirror} in the mirror: {problem}; not copied")
+            elif in_mirror is not None and in_mirror.is_file():
+                src = ("mirror", in_mirror)
             elif allow_network and rel in entry.urls:
                 src = ("home", entry.urls[rel])
             elif allow_network and entry.archive is not None and rel in entry.archive.members.values():

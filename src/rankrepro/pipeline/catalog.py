@@ -13,7 +13,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from ..config_files import find_config_dir, list_experiments, list_scales
 from .cells import Experiment, cell_fingerprint
-from .config_errors import ConfigError, check_name, check_yaml_bounds, config_error, require
+from .config_errors import YAML_MAX_DEPTH, ConfigError, check_name, check_yaml_bounds, config_error, require
+from .config_limits import check_override_depth, check_resolvers, check_str_fields, check_text
 from .names import name_problem
 from .schema import SCHEMA, RootCfg, RootInCfg, targets_as_estimators
 from .validate import add_sensitivity, validate
@@ -75,14 +76,13 @@ def _rebuilt(name: str, scale: str, cfg: DictConfig, sensitivity: bool | tuple[s
 def write_resolved(exp: Experiment, path: str | os.PathLike) -> bool:
     """Write the resolved config unless the file already says the same (its time then stays,
     so nothing reruns).  Returns whether it wrote."""
+    from ..files import write_text
+
     p = Path(path)
     text = exp.to_yaml()
     if p.is_file() and p.read_text() == text:
         return False
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, p)
+    write_text(p, text)  # atomic: a full disk leaves no partial file, and the error names the file
     return True
 
 
@@ -98,18 +98,28 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     _check_experiment_name(name, root)
     check_name(name, "scale", "scale", scale)
     check_yaml_bounds(name, root)
+    check_override_depth(name, list(overrides), YAML_MAX_DEPTH)
     overrides, added = _added_algorithms(name, list(overrides))
+    check_resolvers(name, added)
     try:
         composed = _compose(root, name, scale, overrides)
+        check_resolvers(name, OmegaConf.to_container(composed, resolve=False))  # before any resolver runs
         OmegaConf.resolve(composed)
         plain = OmegaConf.to_container(composed)
+    except ConfigError:
+        raise
     except Exception as e:  # Hydra wraps the OmegaConf error that names the key
         raise config_error(name, e) from None
+    check_text(name, plain)
+    check_text(name, added)
     for key, entry in added.items():
         require(name, f"algorithms.{key}", key not in plain["algorithms"],
                 f"+algorithms.{key}=...: the experiment already has an algorithm '{key}' (set its keys instead, "
                 f"e.g. algorithms.{key}.params.<name>=<value>)")
         plain["algorithms"][key] = entry
+    # an algorithm that names a class at ``estimator:`` (not ``_target_:``) is reported there
+    as_estimator = {k for k, a in (plain.get("algorithms") or {}).items()
+                    if isinstance(a, dict) and a.get("_target_") is None and "." in str(a.get("estimator") or "")}
     try:
         plain = targets_as_estimators(plain)
     except ValueError as e:
@@ -122,7 +132,14 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
         OmegaConf.to_container(cfg, throw_on_missing=True)
     except Exception as e:
         raise config_error(name, e) from None
-    exp = validate(name, scale, cfg)
+    check_str_fields(name, cfg)
+    try:
+        exp = validate(name, scale, cfg)
+    except ConfigError as err:
+        m = re.fullmatch(r"algorithms\.([^.]+)\._target_", err.key)
+        if m is None or m.group(1) not in as_estimator:
+            raise
+        raise ConfigError(name, f"algorithms.{m.group(1)}.estimator", str(err).split(": ", 1)[-1]) from None
     add_sensitivity(exp)
     return exp
 

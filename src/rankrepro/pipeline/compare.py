@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..files import read_cell, read_json
 from ..metrics import TIMING_METRICS
 from ..stats import t_interval
 from .verify import align
@@ -223,8 +224,8 @@ def compare_trees(old: str | Path, new: str | Path, rule: Rule = Rule(), only: l
         art = ArtefactComparison(name)
         o_rec, n_rec = o_root / f"{name}.json", n_root / f"{name}.json"
         if o_rec.is_file() and n_rec.is_file():
-            art.outcome_changes, art.notes = compare_records(json.loads(o_rec.read_text()),
-                                                             json.loads(n_rec.read_text()))
+            art.outcome_changes, art.notes = compare_records(read_json(o_rec, "record"),
+                                                             read_json(n_rec, "record"))
         elif o_rec.is_file() or n_rec.is_file():
             art.outcome_changes.append(f"record {name}.json only in the {'old' if o_rec.is_file() else 'new'} tree")
         o_cells = {p.stem: p for p in (o_root / name / "cells").glob("*.parquet")}
@@ -240,7 +241,7 @@ def compare_trees(old: str | Path, new: str | Path, rule: Rule = Rule(), only: l
             if cid not in o_cells:
                 art.cells.append(CellComparison(cname, added=True))
                 continue
-            art.cells.append(compare_cell(cname, pd.read_parquet(o_cells[cid]), pd.read_parquet(n_cells[cid]), rule))
+            art.cells.append(compare_cell(cname, read_cell(o_cells[cid]), read_cell(n_cells[cid]), rule))
         out.append(art)
     return out
 

@@ -191,6 +191,10 @@ def _locate_in_file(exc: BaseException, where: str, key: str, value: Any) -> str
 YAML_MAX_BYTES = 1 << 20
 YAML_MAX_NODES = 200_000
 YAML_MAX_DEPTH = 40
+#: the longest list: a grid of more values than an experiment may have cells
+#: (:data:`rankrepro.pipeline.config_limits.MAX_CELLS`) is refused before Hydra composes it
+#: (composing costs ~1.5 ms per value: 100,000 values took ~100 s before the refusal)
+YAML_MAX_LIST = 10_000
 #: files found within the bounds: (path, size, mtime) -> None, checked once per process
 _YAML_OK: dict[tuple[str, int, int], None] = {}
 
@@ -211,6 +215,9 @@ def _yaml_measure(node: Any, memo: dict[int, tuple[int, int]], active: set[int])
         raise _YamlTooBig([], "an alias refers to a node that contains it (a recursive structure)")
     if isinstance(node, yaml.ScalarNode):
         return 1, 1
+    if isinstance(node, yaml.SequenceNode) and len(node.value) > YAML_MAX_LIST:
+        raise _YamlTooBig([], f"a list of {len(node.value):,} values, more than a config list may hold "
+                              f"({YAML_MAX_LIST:,}: the most cells an experiment may have)")
     active.add(id(node))
     size, depth = 1, 0
     mapping = isinstance(node, yaml.MappingNode)

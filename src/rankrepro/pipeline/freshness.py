@@ -32,6 +32,7 @@ import os
 import time
 from pathlib import Path
 
+from ..files import read_json, write_text
 from .cells import Experiment, cell_fingerprint, config_fingerprint
 
 
@@ -46,7 +47,7 @@ def data_identity(used: str | None, root: str | os.PathLike = ".") -> str | None
 def manifest_identity(manifest: Path) -> str | None:
     if not manifest.is_file():
         return None
-    m = json.loads(manifest.read_text())
+    m = read_json(manifest, "processed-data manifest")
     payload = json.dumps({"sources": m.get("sources"), "params": m.get("params")}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
@@ -154,7 +155,7 @@ def write_fingerprint(exp: Experiment, cell_id: str, data_path: str | None, path
     data_id = manifest_identity(Path(data_path).with_name("manifest.json")) if data_path else ""
     # the results' bytes too: a results file edited or replaced afterwards is rerun (is_current)
     digest = hashlib.sha256(Path(path).with_suffix(".parquet").read_bytes()).hexdigest()
-    Path(path).write_text(fingerprint_text(exp, cell_id, data_id or "", digest))
+    write_text(path, fingerprint_text(exp, cell_id, data_id or "", digest))  # atomic: no partial file on a full disk
 
 
 def _record_fingerprint(path: Path) -> str | None:

@@ -17,6 +17,8 @@ import statistics
 from pathlib import Path
 from typing import Iterable
 
+from ..files import write_text
+
 #: measured seconds of work per cell at paper scale, "paper/artefact/cell" -> seconds
 SECONDS_FILE = Path(__file__).resolve().parents[3] / "rules" / "cell_seconds.json"
 
@@ -78,5 +80,5 @@ def write_seconds(jobs: Iterable[dict], path: str | Path = SECONDS_FILE, note: s
                                 "read by the workflow to start long cells first (rankrepro.pipeline.schedule)"
                                 + (f"; {note}" if note else ""),
                        "seconds": dict(sorted(seconds.items()))}, indent=1)
-    Path(path).write_text(text + "\n")
+    write_text(path, text + "\n")
     return n

@@ -7,13 +7,16 @@ from __future__ import annotations
 import copy
 import inspect
 import itertools
+import json
+import math
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from ..algorithms import FEATURE_MAPS, ParamError
-from .cells import Cell, Experiment, cell_fingerprint, fmt_value, same_value
+from .cells import Cell, Experiment, cell_fingerprint, fmt_value, is_number, same_value
 from .config_errors import ConfigError, check_name, require
+from .config_limits import MAX_CELLS, check_hyperparameter_int, check_published_twins, check_sizes
 from .names import name_problem
 from .schema import DIAGNOSIS_KINDS, SCHEMA
 from .targets import TargetError, check_target, is_target
@@ -49,6 +52,7 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
     require(name, "experiment.n_test", e.n_test >= 0, f"must be >= 0, got {e.n_test}")
     require(name, "experiment.seed", e.seed >= 0, f"must be >= 0, got {e.seed}")
     require(name, "experiment.curve_points", e.curve_points >= 1, f"must be >= 1, got {e.curve_points}")
+    check_sizes(name, cfg)
     require(name, "experiment.features", e.features in FEATURE_MAPS,
             f"unknown feature map '{e.features}' (known: {sorted(FEATURE_MAPS)})")
     require(name, "experiment.metrics", len(e.metrics) > 0, "list at least one metric")
@@ -87,6 +91,8 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
     require(name, "algorithms", len(cfg.algorithms) > 0, "list at least one algorithm")
     family = proto.estimators
     cells: list[Cell] = []
+    ids: set[str] = set()  # the cell ids so far, and by their case-folded form: each check O(1)
+    folded: dict[str, str] = {}
     for key, a in cfg.algorithms.items():
         check_name(name, f"algorithms.{key}", "algorithm", key)
         if is_target(a.estimator):  # _target_: package.module.ClassName, imported and checked now
@@ -109,12 +115,20 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
         for pk, vals in grid.items():
             require(name, f"algorithms.{key}.grid.{pk}", isinstance(vals, list) and len(vals) > 0,
                     "a grid entry must be a non-empty list")
-            for j, v in enumerate(vals):  # 1 and 1.0 are one setting run twice under two cell ids
-                first = next((i for i in range(j) if same_value(vals[i], v)), None)
-                if first is not None:
-                    raise ConfigError(name, f"algorithms.{key}.grid.{pk}[{j}]",
-                                      f"{pk}={v!r} equals {pk}[{first}]={vals[first]!r}: the same cells would run "
-                                      "twice under two ids")
+            dup = _first_repeat(vals)  # 1 and 1.0 are one setting run twice under two cell ids
+            if dup is not None:
+                j, first = dup
+                raise ConfigError(name, f"algorithms.{key}.grid.{pk}[{j}]",
+                                  f"{pk}={vals[j]!r} equals {pk}[{first}]={vals[first]!r}: the same cells would run "
+                                  "twice under two ids")
+            for j, v in enumerate(vals):
+                check_hyperparameter_int(name, f"algorithms.{key}.grid.{pk}[{j}]", v)
+        for pk, v in fixed.items():
+            check_hyperparameter_int(name, f"algorithms.{key}.params.{pk}", v)
+        n_cells = len(cells) + math.prod(len(v) for v in grid.values())
+        require(name, f"algorithms.{key}.grid", n_cells <= MAX_CELLS,
+                f"the grids expand to {n_cells:,} cells, more than an experiment may have ({MAX_CELLS:,}): each cell "
+                "is a job, a set of files and a line of the report")
         gkeys = sorted(grid)
         for combo in itertools.product(*[grid[k] for k in gkeys]):
             swept = dict(zip(gkeys, combo))
@@ -135,12 +149,14 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
                          else f"algorithms.{key}.grid" if swept else f"algorithms.{key}")
                 check_name(name, where, "cell", cid)
             label = a.label + ("" if not swept else " (" + ", ".join(f"{k}={fmt_value(v)}" for k, v in swept.items()) + ")")
-            require(name, f"algorithms.{key}", cid not in {c.id for c in cells}, f"duplicate cell id '{cid}'")
-            twin = next((c.id for c in cells if c.id.casefold() == cid.casefold()), None)
+            require(name, f"algorithms.{key}", cid not in ids, f"duplicate cell id '{cid}'")
+            twin = folded.get(cid.casefold())
             require(name, f"algorithms.{key}", twin is None,
                     f"cell id '{cid}' differs from cell '{twin}' in case only (on a case-insensitive file system "
                     "both cells would write the same files)")
             cells.append(Cell(cid, key, a.estimator, label, params, swept))
+            ids.add(cid)
+            folded[cid.casefold()] = cid
 
     cap = lambda v, m: v if m is None else min(v, m)  # noqa: E731
     built = Experiment(
@@ -155,7 +171,30 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
         from .cross_checks import check_cross_fields
 
         check_cross_fields(name, cfg, cells)
+        check_published_twins(name, cfg, cells)
     return built
+
+
+def _first_repeat(values: list) -> tuple[int, int] | None:
+    """(j, i): the first value ``values[j]`` equal as a setting (:func:`same_value`) to an earlier
+    ``values[i]``, or None.  Numbers are sorted and compared with their neighbours, everything
+    else by its canonical text: O(n log n), where comparing every pair took seconds for a grid
+    of a few thousand values."""
+    hits: list[tuple[int, int]] = []
+    nums = sorted((float(v), i) for i, v in enumerate(values) if is_number(v))
+    for (x, i), (y, j) in zip(nums, nums[1:]):
+        if same_value(values[i], values[j]):
+            hits.append((max(i, j), min(i, j)))
+    seen: dict[str, int] = {}
+    for j, v in enumerate(values):
+        if is_number(v):
+            continue
+        k = f"{type(v).__name__}:{json.dumps(v, sort_keys=True, default=str)}"
+        if k in seen:
+            hits.append((j, seen[k]))
+        else:
+            seen[k] = j
+    return min(hits) if hits else None
 
 
 def _index(values: list, value: Any) -> int:
@@ -227,6 +266,10 @@ def add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, checke
                 except Exception as err:  # an unknown key or a value of the wrong type
                     k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
+            if label != sc.main and sets and not checked:
+                require(name, vkey, OmegaConf.to_yaml(cfg) != exp.to_yaml(),
+                        f"value '{label}' sets what the main config already has ("
+                        + ", ".join(f"{k}={v}" for k, v in sets.items()) + f"): it is the main value '{sc.main}' again")
             if label == sc.main:
                 require(name, vkey, OmegaConf.to_yaml(cfg) == exp.to_yaml(),
                         "the main value must leave the main config unchanged (it sets "

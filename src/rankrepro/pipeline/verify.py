@@ -30,6 +30,7 @@ from typing import Iterable
 import numpy as np
 import pandas as pd
 
+from ..files import read_cell, read_json
 from ..metrics import TIMING_METRICS
 from .cells import Experiment
 
@@ -177,9 +178,9 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str) -> CellCheck:
 
     t0 = time.process_time()
     rootp = Path(root)
-    want = pd.read_parquet(committed_cell(exp, cell_id, rootp))
+    want = read_cell(committed_cell(exp, cell_id, rootp))
     hit = reused_trials(exp, exp.cell(cell_id))
-    reuse = pd.read_parquet(committed_cell(exp, hit[0], rootp)) if hit else None
+    reuse = read_cell(committed_cell(exp, hit[0], rootp)) if hit else None
     data_path = default_data_path(exp)
     got = run_cell(exp, cell_id, n_jobs=1, data_path=data_path, reuse=reuse)
     out = Path(scratch) / "results" / exp.paper / exp.artefact / "cells" / f"{cell_id}.parquet"
@@ -257,7 +258,7 @@ def kept_verification(record_json: str | os.PathLike, cell_paths: Iterable[str |
     bytes: every cell it names is among ``cell_paths`` with the same sha256 (a re-aggregation
     keeps it; a recomputed cell drops it)."""
     try:
-        kept = json.loads(verification_path(record_json).read_text())
+        kept = read_json(verification_path(record_json), "verification")
         by_cell = {Path(p).stem: p for p in cell_paths}
         for cell, digest in kept["cells"].items():
             if cell not in by_cell or file_digest(by_cell[cell]) != digest:
@@ -269,7 +270,8 @@ def kept_verification(record_json: str | os.PathLike, cell_paths: Iterable[str |
 
 def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root: Path) -> int:
     """Write what was verified into the committed files (see the module docstring)."""
-    from ..io import atomic_write, dumps
+    from ..files import atomic_write
+    from ..io import dumps
     from ..provenance import git_commit
     from .codeprint import experiment_identity
     from .freshness import fingerprint_path, write_fingerprint
@@ -293,7 +295,7 @@ def record_checks(catalog: dict[str, Experiment], checks: list[CellCheck], root:
         rec_path = root / "results" / f"{name}.json"
         if not rec_path.is_file():
             continue
-        rec = json.loads(rec_path.read_text())
+        rec = read_json(rec_path, "record")
         rec["verified"] = {"commit": commit, "date": date, "cells": len(cs),
                            "identical": sum(c.identical for c in cs)}
         # kept beside the cells too, with their digests: the workflow deletes the record before

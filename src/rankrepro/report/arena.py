@@ -27,7 +27,8 @@ import pandas as pd
 import yaml
 
 from .. import provenance
-from ..io import atomic_write
+from ..files import atomic_write
+from .md import md_cell, md_text
 from ..metrics import METRICS
 from ..pipeline.cells import Experiment, same_value
 from ..stats import (block_ranks, cd_groups, critical_difference, friedman, nemenyi_q, pairwise_rank_tests,
@@ -265,25 +266,25 @@ def _fmt(x, spec: str = ".3f") -> str:
 
 def markdown(rec: dict) -> str:
     exps = [e["name"] for e in rec["experiments"]]
-    lines = [f"# {rec['title']}", "", rec["description"], "",
+    lines = [f"# {md_text(rec['title'])}", "", md_text(rec["description"]), "",
              f"Metric: {rec['metric']} ({rec['better']} is better{'; at the last round' if METRICS[rec['metric']].curve else ''}), "
              f"mean ± 95% interval over each data set's trials; blocks of the ranking: {rec['blocks']} "
              f"({rec['friedman']['n']} blocks, {rec['friedman']['k']} learners).", "",
-             "| learner | " + " | ".join(e["dataset"] for e in rec["experiments"]) + " | average rank |",
+             "| learner | " + " | ".join(md_cell(e["dataset"]) for e in rec["experiments"]) + " | average rank |",
              "|---|" + "---|" * (len(exps) + 1)]
     for r in rec["learners"]:
         cells = [f"{_fmt(r['values'][n]['mean'])} ± {_fmt(r['values'][n]['ci'])}" for n in exps]
-        lines.append(f"| {r['label']} | " + " | ".join(cells) + f" | {r['avg_rank']:.2f} |")
+        lines.append(f"| {md_cell(r['label'])} | " + " | ".join(cells) + f" | {r['avg_rank']:.2f} |")
     f, nm = rec["friedman"], rec["nemenyi"]
     lines += ["", f"Friedman: chi2_F = {f['chi2']:.2f} (p = {f['p_chi2']:.3g}), Iman-Davenport F_F = {f['F']:.2f} "
                   f"(p = {f['p_F']:.3g}); Nemenyi q_{rec['alpha']} = {nm['q_alpha']:.3f}, critical difference "
                   f"CD = {nm['cd']:.2f}.", "",
               "| pair | rank difference | z | p | p (Holm) | Holm | Nemenyi |", "|---|---|---|---|---|---|---|"]
     for p in rec["pairwise"]:
-        lines.append(f"| {p['a']} – {p['b']} | {p['diff']:+.2f} | {p['z']:+.2f} | {p['p']:.3g} | {p['p_holm']:.3g} "
+        lines.append(f"| {md_cell(p['a'])} – {md_cell(p['b'])} | {p['diff']:+.2f} | {p['z']:+.2f} | {p['p']:.3g} | {p['p_holm']:.3g} "
                      f"| {'yes' if p['holm'] else 'no'} | {'yes' if p['nemenyi'] else 'no'} |")
     if rec["notes"]:
-        lines += ["", "## Notes", ""] + [f"- {n}" for n in rec["notes"]]
+        lines += ["", "## Notes", ""] + [f"- {md_text(n)}" for n in rec["notes"]]
     return "\n".join(lines) + "\n"
 
 

@@ -12,9 +12,11 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from .. import provenance
+from ..files import read_cell, read_json
 from ..data.registry import substitute_label
 from ..metrics import METRICS
-from ..io import atomic_write, dumps
+from ..files import atomic_write
+from ..io import dumps
 from ..pipeline.cells import Experiment, claim_family, config_fingerprint
 from ..pipeline.integrity import cells_sha256, seal
 from ..pipeline.verify import kept_verification
@@ -22,16 +24,14 @@ from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, equivalence_why, evaluate_claims,
                         experiment_claims, final_rows, resolve, sensitivity, significance_marks, summarize)
 from .diagnosis import add_strengths, render_numbers
+from .md import md_cell, md_text
 from .reproducibility import measures as reproducibility_measures
 
 
 def load_cells(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     frames = []
     for p in paths:
-        try:
-            frames.append(pd.read_parquet(p))
-        except Exception as e:  # a truncated or foreign file: name it
-            raise RuntimeError(f"cannot read cell results {p}: {e}") from e
+        frames.append(read_cell(p))  # a truncated or foreign file: DamagedFile naming it
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -52,9 +52,7 @@ def dataset_record(exp: Experiment, data: dict | None) -> dict:
         rec["used"] = data["used"]
         man = Path("data/processed") / data["used"] / "manifest.json"
         if man.is_file():
-            import json
-
-            rec["sources"] = json.loads(man.read_text()).get("sources", {})
+            rec["sources"] = read_json(man, "processed-data manifest").get("sources", {})
         if data.get("substitute_for"):
             rec["original"] = False
             rec["substitute_for"] = data["substitute_for"]
@@ -169,11 +167,13 @@ def sensitivity_markdown(sens: list[dict]) -> list[str]:
             held = sum(c["verdict"] == "held" for c in v["claims"])
             comp = f"{v['consistent']} / {v['compared']}" if v["compared"] else "-"
             flips = ", ".join(f"{cid}: {next(c['verdict'] for c in v['claims'] if c['id'] == cid)}" for cid in s["flips"])
-            lines.append(f"| {s['choice']} | {v['value']}{' (main)' if v['main'] else ''} | {v['extra_cells']} | "
-                         f"{_fmt_num(v['mean_abs_difference'])} | {comp} | {held} / {len(v['claims'])} | {flips or '-'} |")
+            lines.append(f"| {md_cell(s['choice'])} | {md_cell(v['value'])}{' (main)' if v['main'] else ''} | "
+                         f"{v['extra_cells']} | "
+                         f"{_fmt_num(v['mean_abs_difference'])} | {comp} | {held} / {len(v['claims'])} | {md_cell(flips or '-')} |")
     lines.append("")
     for s in sens:
-        lines.append(f"- **{s['choice']}**: {s['text']} Main run: {s['main']}, because {s['why']}")
+        lines.append(f"- **{md_text(s['choice'])}**: {md_text(s['text'])} Main run: {md_text(s['main'])}, "
+                     f"because {md_text(s['why'])}")
     lines.append("")
     return lines
 
@@ -186,13 +186,13 @@ def reproducibility_markdown(repro: dict | None) -> list[str]:
     if not repro["judged"]:
         lines += ["On substitute data: the measures compare different data sets.", ""]
     for m in repro["rmse"]:
-        lines.append(f"- RMSE {m['metric']}: {m['rmse']:.4f} over {m['cells']} published cells")
+        lines.append(f"- RMSE {md_text(m['metric'])}: {m['rmse']:.4f} over {m['cells']} published cells")
     for k in repro["kendall_tau"]:
-        col = ", ".join(f"{a}={b}" for a, b in k["column"].items())
+        col = md_text(", ".join(f"{a}={b}" for a, b in k["column"].items()))
         lines.append(f"- Kendall's tau {k['metric']}{' (' + col + ')' if col else ''}: {_fmt_num(k['tau'])} "
                      f"over {k['cells']} cells")
     for e in repro["effects"]:
-        lines.append(f"- claim {e['claim']}: effect ratio {_fmt_num(e['effect_ratio'])}, delta relative improvement "
+        lines.append(f"- claim {md_text(e['claim'])}: effect ratio {_fmt_num(e['effect_ratio'])}, delta relative improvement "
                      f"{_fmt_num(e['delta_ri'])} ({len(e['pairs'])} pairs with published values)")
     return lines + [""]
 
@@ -200,7 +200,7 @@ def reproducibility_markdown(repro: dict | None) -> list[str]:
 def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: str | None = None,
              sens: list[dict] | None = None, repro: dict | None = None) -> str:
     e = exp.cfg.experiment
-    lines = [f"# {e.title}", "", f"Data: {data_label or dataset_label(exp)}.  Scale: {exp.scale} "
+    lines = [f"# {md_text(e.title)}", "", f"Data: {md_text(data_label or dataset_label(exp))}.  Scale: {exp.scale} "
              f"({size_text(exp)}, root seed {e.seed}).",
              "", "Reproduced values are means over trials with 95% Student-t intervals. The difference reproduced - "
              "published has its 95% interval (Welch from both intervals where the paper gives one, else ours), "
@@ -222,30 +222,31 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
                   "|---|---|---|---|---|---|---|---|"]
         for r in mrows:
             pub = _pm(r["published_mean"], r["published_ci"]) if r["published_mean"] is not None else "-"
-            pub += r.get("published_marks") or ""
+            pub += md_cell(r.get("published_marks") or "")
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "-"
             if r.get("difference_low") is not None and r.get("difference_ci"):
                 diff += f" [{r['difference_low']:+.3f}, {r['difference_high']:+.3f}]"
             eq = (f"{r['equivalence']} (±{r['margin']:.3g}{'' if r.get('equivalence_reachable') else ', unreachable'})"
                   if r.get("equivalence") else "-")
             diag = diagnosis_text(r.get("diagnosis")) if r["verdict"] not in (None, "consistent") else ""
-            lines.append(f"| {r['label']} | {_pm(r['mean'], r['ci'])}{r.get('marks', '')} | {pub} | {diff} | "
-                         f"{r['verdict'] or '-'} | {r.get('overlap') or '-'} | {eq} | {diag.replace('|', '/')} |")
+            lines.append(f"| {md_cell(r['label'])} | {_pm(r['mean'], r['ci'])}{md_cell(r.get('marks', ''))} | {pub} | "
+                         f"{diff} | {r['verdict'] or '-'} | {r.get('overlap') or '-'} | {eq} | "
+                         f"{md_cell(diag.replace('|', '/'))} |")
         lines.append("")
     if claims:
         lines += ["## Claims", ""]
         for c in claims:
             extra = ""
             if c.get("depends_on"):
-                extra += f" **{depends_text(c)}.**"
+                extra += f" **{md_text(depends_text(c))}.**"
             if c.get("diagnosis") and c["verdict"] != "held":
-                extra += f" *Diagnosis*: {diagnosis_text(c['diagnosis'])}."
-            lines.append(f"- **{c['verdict']}**: {c['text']}. {c['evidence']}{extra}")
+                extra += f" *Diagnosis*: {md_text(diagnosis_text(c['diagnosis']))}."
+            lines.append(f"- **{c['verdict']}**: {md_text(c['text'])}. {md_text(c['evidence'])}{extra}")
         lines.append("")
     lines += sensitivity_markdown(sens or [])
     lines += reproducibility_markdown(repro)
     if e.notes:
-        lines += ["## Notes", ""] + [f"- {n}" for n in e.notes] + [""]
+        lines += ["## Notes", ""] + [f"- {md_text(n)}" for n in e.notes] + [""]
     return "\n".join(lines)
 
 
@@ -326,7 +327,7 @@ def build_not_run(exp: Experiment, reason: str, how_to_obtain: str, out_csv: str
         **_record_base(exp), "status": "not run", "reason": reason, "how_to_obtain": how_to_obtain,
         "table": [], "claims": [], "published": [OmegaConf.to_container(p) for p in e.published],
     }
-    md = f"# {e.title}\n\n**Not run**: {reason}.\n\nHow to obtain the data: {how_to_obtain}\n"
+    md = f"# {md_text(e.title)}\n\n**Not run**: {md_text(reason)}.\n\nHow to obtain the data: {md_text(how_to_obtain)}\n"
     atomic_write(out_csv, lambda tmp: Path(tmp).write_text(",".join(
         ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]) + "\n"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(md))

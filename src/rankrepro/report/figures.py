@@ -15,8 +15,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
+from ..files import read_json
 from ..pipeline.cells import Experiment  # noqa: E402
-from ..io import atomic_write  # noqa: E402
+from ..files import atomic_write  # noqa: E402
 from ..protocols import PROTOCOLS  # noqa: E402
 from .aggregate import resolve  # noqa: E402
 from .artefact import dataset_label  # noqa: E402
@@ -99,7 +100,7 @@ def build_figure(exp: Experiment, summary_csv: str | os.PathLike, out_png: str |
                  out_pdf: str | os.PathLike, record_json: str | os.PathLike | None = None) -> None:
     summary = pd.read_csv(summary_csv)
     summary["round"] = summary["round"].astype("Int64")
-    data = json.loads(Path(record_json).read_text())["dataset"] if record_json else None
+    data = read_json(record_json, "record")["dataset"] if record_json else None
     fig = draw(exp, summary, data)
     try:
         atomic_write(out_png, lambda tmp: fig.savefig(tmp, format="png", dpi=150, metadata={"Software": None}))

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from .. import provenance
 from ..io import atomic_write
+from ..files import DamagedFile, read_json
+from ..files import atomic_write as files_atomic_write
 from ..pipeline import codeprint
 from .scorecard import artefact_score, is_replication, not_evidence, scorecard
 from .templating import environment
@@ -323,7 +325,7 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
     out_dir = Path(out_html).parent
     loaded, problems = [], []
     for p in json_paths:
-        rec = json.loads(Path(p).read_text())
+        rec = read_json(p, "record")  # a truncated file, NaN, not an object: named, one line
         problems += record_problems(p, rec)
         loaded.append((p, rec))
     if problems:
@@ -331,18 +333,23 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
                              "aggregated from (`rankrepro verify --records` says more; the workflow aggregates them "
                              "again, rerunning a changed cell):\n  " + "\n  ".join(problems))
     for p, rec in loaded:
-        if rec.get("kind") == "comparison":  # an arena family's comparison (report.arena)
-            png = png_paths.get(f"comparison/{Path(rec['figure']).stem}")
-            comparisons.append((rec, png))
+        try:
+            if rec.get("kind") == "comparison":  # an arena family's comparison (report.arena)
+                png = png_paths.get(f"comparison/{Path(rec['figure']).stem}")
+                comparisons.append((rec, png))
+                files[rec["name"]] = artefact_files(p, png, out_dir)
+                continue
+            png = png_paths.get(f"{rec['paper']}/{rec.get('figure_file') or rec['artefact']}")
+            records.append((rec, png))
             files[rec["name"]] = artefact_files(p, png, out_dir)
-            continue
-        png = png_paths.get(f"{rec['paper']}/{rec.get('figure_file') or rec['artefact']}")
-        records.append((rec, png))
-        files[rec["name"]] = artefact_files(p, png, out_dir)
+        except KeyError as e:
+            raise DamagedFile(p, f"the record has no field {e}") from None
+        except (TypeError, AttributeError) as e:
+            raise DamagedFile(p, f"the record is not what the report reads ({e})") from None
     records.sort(key=lambda rp: (rp[0]["paper"], rp[0]["artefact"]))
     comparisons.sort(key=lambda rp: rp[0]["family"])
     page = render(records, scale, files, kept=kept, comparisons=comparisons)
-    atomic_write(out_html, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    files_atomic_write(out_html, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
 
 
 def rebuild_report(scale: str = "paper", root: str | os.PathLike = ".") -> Path:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..files import read_json
 from .scorecard import artefact_score, is_replication, scorecard, status_table
 from .templating import environment, fmt
 
@@ -40,7 +41,7 @@ class Artefact:
         if not path.is_file():
             raise DocError(f"no record {path}")
         self.name, self.metric, self.root = name, metric, Path(root)
-        self.record = json.loads(path.read_text())
+        self.record = read_json(path, "record")
         self.summary = pd.read_csv(path.with_suffix(".csv"))
 
     def v(self, cell: str, metric: str | None = None, field: str = "mean") -> float:
@@ -175,7 +176,7 @@ def fit_cap(path: Path) -> dict:
     that stopped at the L-BFGS cap, over all main cells and draws."""
     if not path.is_file():
         raise DocError(f"no record {path} (python scripts/gp_fit_cap.py writes it)")
-    cells = json.loads(path.read_text())["cells"].values()
+    cells = read_json(path, "cell index")["cells"].values()
     searches, capped = sum(c["searches"] for c in cells), sum(c["capped"] for c in cells)
     return {"searches": searches, "capped": capped, "share": capped / searches if searches else 0.0,
             "iters": sorted({c["param_fit_iters"] for c in cells})}
@@ -214,12 +215,12 @@ def context(root: str | Path = "results") -> dict:
     """The template's variables: the scorecard of every record under ``root``, and per quoted
     artefact its trials, its scorecard counts and its named numbers."""
     root = Path(root)
-    records = {f"{p.parent.name}/{p.stem}": json.loads(p.read_text()) for p in sorted(root.glob("*/*.json"))}
+    records = {f"{p.parent.name}/{p.stem}": read_json(p, "record") for p in sorted(root.glob("*/*.json"))}
     sc = scorecard([r for r in records.values() if is_replication(r)])
     ctx = {"scorecard": sc, "status_table": status_table(sc, lambda n: f"[`{n}`](../results/{n}.md)"),
            "verdict": lambda name, claim: claim_verdict(records, name, claim),
            # the arena's comparisons (report.arena), by family
-           "arena": {p.stem: json.loads(p.read_text()) for p in sorted(root.glob("arena/comparison/*.json"))}}
+           "arena": {p.stem: read_json(p, "record") for p in sorted(root.glob("arena/comparison/*.json"))}}
     for key, (name, metric, numbers) in QUOTED.items():
         a = Artefact(root, name, metric)
         ctx[key] = {"trials": int(a.record["n_trials"]), "score": artefact_score(a.record),
@@ -236,7 +237,7 @@ def readme_status(readme_text: str, root: str | Path = "results") -> str:
     """The README with its status table (between :data:`README_MARKS`) made again from the
     records under ``root`` (:func:`rankrepro.report.scorecard.status_table`)."""
     root = Path(root)
-    recs = [json.loads(p.read_text()) for p in sorted(root.glob("*/*.json"))]
+    recs = [read_json(p, "record") for p in sorted(root.glob("*/*.json"))]
     table = status_table(scorecard([r for r in recs if is_replication(r)]), lambda n: f"[`{n}`](results/{n}.md)")
     a, b = README_MARKS
     if a not in readme_text or b not in readme_text:
