@@ -315,7 +315,8 @@ def test_the_help_examples_run(where, line, capsys, monkeypatch):
     """Each example of the help, run as written: `run` and `arena` with --cfg job appended (the
     whole config composed and checked, a learner of one's own imported, nothing run); the
     others for real, except `verify` (minutes of paper-scale cells), whose examples must parse
-    and name experiments that exist."""
+    and name experiments that exist, and `report`, which would rewrite the committed report
+    (tests/test_report_html.py renders it from records in a scratch folder)."""
     import shlex
 
     from rankrepro.cli import parse_args
@@ -334,6 +335,9 @@ def test_the_help_examples_run(where, line, capsys, monkeypatch):
     if argv[0] == "verify":
         args = parse_args(argv)
         assert set(args.experiments) <= set(list_experiments())
+        return
+    if argv[0] == "report":
+        assert parse_args(argv).scale == "paper"
         return
     if argv[0] in ("run", "arena"):
         argv = [*argv, "--cfg", "job"]
