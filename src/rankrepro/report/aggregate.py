@@ -23,8 +23,8 @@ from ..claims import Claim, ClaimResult
 from ..claims.testing import adjust
 from ..metrics import METRICS
 from ..pipeline.cells import Cell, Experiment, select
-from ..stats import (Interval, consistent, difference_interval, equivalence, paired_t_greater, printed_precision,
-                     t_interval)
+from ..stats import (Interval, consistent, difference_interval, draw_difference_interval, equivalence,
+                     paired_t_greater, printed_precision, t_interval)
 
 SUMMARY_COLUMNS = ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]
 
@@ -161,6 +161,8 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
         pub_ci = None if p.ci is None else float(p.ci)
         pub_n = int(p.n) if p.n is not None else paper_n
         diff = difference_interval(rep, float(p.mean), pub_ci, pub_n)
+        if exp.cfg.experiment.get("compare", "mean") == "draw":  # the paper's number is one run: a prediction interval
+            diff = draw_difference_interval(rep, float(p.mean), 0.0 if pub_ci is None else float(pub_ci))
         margin, margin_source = equivalence_margin(exp, p)
         eq = equivalence(diff, margin) if np.isfinite(diff.difference) else None
 
@@ -200,7 +202,8 @@ def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame,
     ``claim`` a :class:`Claim` or its config node; ``trials`` the rows ``summary`` was made
     from (a claim about time pairs them)."""
     c = claim if isinstance(claim, Claim) else Claim.from_config(claim)
-    return claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric), trials)
+    return claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric), trials,
+                           unit=str(exp.cfg.experiment.get("claims_unit", "trials")))
 
 
 def evaluate_claims(exp: Experiment, summary: pd.DataFrame, trials: pd.DataFrame,
@@ -361,11 +364,12 @@ def significance_marks(exp: Experiment, trials: pd.DataFrame) -> dict[tuple[str,
     for sg in sigs:
         base = select(exp.cells, sg.against)[0]
         for m in pq["metric"].unique():
-            b = pq[(pq["cell"] == base.id) & (pq["metric"] == m)].set_index("round")["value"]
+            # a query's value, averaged over the trials that hold it (the seeds of a LETOR seeds run)
+            b = pq[(pq["cell"] == base.id) & (pq["metric"] == m)].groupby("round")["value"].mean()
             for cell in exp.cells:
                 if cell.id == base.id:
                     continue
-                a = pq[(pq["cell"] == cell.id) & (pq["metric"] == m)].set_index("round")["value"]
+                a = pq[(pq["cell"] == cell.id) & (pq["metric"] == m)].groupby("round")["value"].mean()
                 common = a.index.intersection(b.index)
                 if len(common) < 2 or np.allclose(a[common].to_numpy(), b[common].to_numpy()):
                     continue
