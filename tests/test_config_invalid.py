@@ -67,7 +67,9 @@ DIRECT = [
     (T1, {"experiment.features": "poly3"}, "experiment.features"),
     (T1, {"experiment.metrics": []}, "experiment.metrics"),
     (T1, {"experiment.metrics": ["test_rank_loss", "rank_los"]}, "experiment.metrics[1]"),
-    (E4, {"experiment.n_trials": 6}, "experiment.n_trials"),
+    # the by-fold LETOR protocol (the arena's; Elsas et al.'s configs replicate over seeds: letor_seeds)
+    ("arena/letor_ohsumed", {"experiment.n_trials": 6}, "experiment.n_trials"),
+    (E4, {"experiment.metrics": ["test_map", "fold_test_map"]}, "experiment.metrics[1]"),
     # sizes against the data set's size (registry statistics)
     (CF, {"experiment.n_test": 100_000}, "experiment.n_test"),
     (CF, {"experiment.n_train": 5_000}, "experiment.n_train"),

@@ -48,7 +48,7 @@ def test_each_kind_of_restatement_is_found_and_a_different_value_is_not(config_c
     before = _found(config_copy)
     t4 = config_copy / "experiment/elsas2008/table4_td2003.yaml"
     h2 = config_copy / "experiment/harrington2003/table2_ohsumed.yaml"
-    _edit(t4, lambda d: d["experiment"].update(features="identity", n_trials=5, curve_points=7))
+    _edit(t4, lambda d: d["experiment"].update(features="identity", n_trials=10, curve_points=7))
     _edit(h2, lambda d: d.setdefault("algorithms", {}).update(
         oap_vp={"params": {"output": "mean", "N": 50}}, prank={"linestyle": "-", "label": "PRank"}))
     _edit(config_copy / "algorithm/rankboost.yaml", lambda d: d.update(params={"n_rounds": 300}))
@@ -62,14 +62,14 @@ def test_each_kind_of_restatement_is_found_and_a_different_value_is_not(config_c
         f"{relh}:algorithms.prank.label": "layer",  # algorithm/prank.yaml
         "algorithm/rankboost.yaml:algorithms.rankboost.params.n_rounds": "code",  # RankBoost.__init__
     }  # curve_points 7 and N 50 differ from every default: not found
-    # the common file's value overrides the schema default below it: n_trials 5 is 'layer', not 'schema'
+    # the common file's value overrides the schema default below it: n_trials 10 is 'layer', not 'schema'
 
 
 def test_deleting_a_schema_or_layer_restatement_leaves_the_resolved_config_unchanged(config_copy):
     name = "elsas2008/table4_td2003"
     ref = load_experiment(name, "smoke", config_dir=config_copy).to_yaml()
     _edit(config_copy / f"experiment/{name}.yaml",
-          lambda d: (d["experiment"].update(protocol="letor", n_trials=5, features="identity"),
+          lambda d: (d["experiment"].update(protocol="letor_seeds", compare="draw", features="identity"),
                      d.setdefault("algorithms", {}).update(com_a={"label": "Com 30 A", "params": {"output": "committee_A"}})))
     restated = {k for k, kind in _found(config_copy).items() if k.startswith(f"experiment/{name}.yaml:")}
     assert len(restated) == 5 and all(_found(config_copy)[k] in ("schema", "layer") for k in restated)

@@ -287,6 +287,30 @@ def difference_interval(rep: Interval, published_mean: float, published_ci: floa
     return Difference(d, se, df, half, bound, basis)
 
 
+def draw_difference_interval(rep: Interval, published_mean: float, bound: float = 0.0,
+                             confidence: float = 0.95) -> Difference:
+    """The difference reproduced - published when the published number is ONE run of the
+    protocol (one draw: Elsas et al.'s one five-fold LETOR run), not a mean: ``rep`` the mean
+    and Student-t half-width of n runs of ours, and the interval the 95% prediction interval
+    of a single new run around our mean, shifted by the published value:
+    difference +- t_{0.975, n-1} sd sqrt(1 + 1/n) (+ ``bound``, a published half-width that
+    is not a sampling interval, e.g. its printed rounding), sd the runs' standard deviation
+    (recovered from ``rep``'s half-width: sd = half_width sqrt(n) / t_{0.975, n-1}).
+    ``se`` is sd sqrt(1 + 1/n), df n - 1 (so that the TOST of :func:`equivalence` reads the
+    same spread).  With one run (n = 1: a learner deterministic given the data) there is no
+    sampling spread: half-width ``bound``, basis *deterministic*."""
+    d = float(rep.mean) - float(published_mean)
+    if not np.isfinite(d):
+        return Difference(float("nan"), float("nan"), float("nan"), float("nan"), 0.0, "no result")
+    if rep.n < 2 or not np.isfinite(rep.half_width):
+        return Difference(d, 0.0, 0.0, float(bound), float(bound), "deterministic")
+    df = float(rep.n - 1)
+    t = t_quantile(df, 0.5 + confidence / 2.0)
+    sd = float(rep.half_width) * np.sqrt(rep.n) / t
+    se = sd * float(np.sqrt(1.0 + 1.0 / rep.n))
+    return Difference(d, se, df, t * se + float(bound), float(bound), "draw")
+
+
 def tost(difference: float, se: float, df: float, margin: float) -> tuple[float, float]:
     """The two one-sided tests of equivalence within +-``margin``: the p-values of
     H0: delta <= -margin (against delta > -margin) and of H0: delta >= margin (against

@@ -31,14 +31,15 @@ def kind_names() -> str:
 
 
 def evaluate(claim: Claim, summary: pd.DataFrame, cells: Callable[[dict], list],
-             trials: pd.DataFrame | None = None) -> ClaimResult:
+             trials: pd.DataFrame | None = None, unit: str = "trials") -> ClaimResult:
     """The claim's verdict and evidence on a summary; ``cells(selector)`` the cells a selector
     picks (``best`` resolved on the claim's metric); ``trials`` the per-trial rows the claim
-    is tested on.  The verdict is the claim's alone; :func:`rankrepro.claims.testing.adjust`
+    is tested on; ``unit`` what a claim on a LETOR test metric is tested over
+    (:mod:`rankrepro.claims.units`).  The verdict is the claim's alone; :func:`rankrepro.claims.testing.adjust`
     decides a family of claims together (Holm)."""
     if trials is None:
         raise TypeError(f"claim {claim.id}: a claim is tested on the per-trial values: pass the trials")
-    r = KINDS[claim.kind].evaluate(claim, Context(summary, cells, trials))
+    r = KINDS[claim.kind].evaluate(claim, Context(summary, cells, trials, unit))
     r.diagnosis = claim.diagnosis
     return r
 

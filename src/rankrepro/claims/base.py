@@ -135,6 +135,9 @@ class Context:
     #: the per-trial rows (cell, trial, metric, round, value) the summary was made from: the
     #: claims about time pair their trials
     trials: pd.DataFrame | None = None
+    #: what a claim on a LETOR test metric is tested over: "trials" or "queries"
+    #: (``experiment.claims_unit``, :mod:`rankrepro.claims.units`)
+    unit: str = "trials"
 
     def values(self, cell: str, metric: str, rounds) -> pd.DataFrame:
         return values_at(self.summary, cell, metric, rounds)

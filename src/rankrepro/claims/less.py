@@ -11,6 +11,7 @@ import pandas as pd
 from ..metrics import METRICS, TIMING_METRICS
 from . import timing
 from . import testing
+from . import units
 from .base import Claim, ClaimKind, Context, fmt_round, result
 
 
@@ -50,6 +51,8 @@ class Less(ClaimKind):
         lhs, rhs = ctx.cells(c.lhs), ctx.cells(c.rhs)
         fac = float(c.factor or 1.0)
         checks, fails, tests = 0, [], []
+        fold_tests = []  # by_queries: the by-fold view, kept beside
+        by_queries = ctx.unit == "queries" and units.query_metric(metric) is not None
         for a in lhs:
             for b in rhs:
                 if a.id == b.id or not _compatible(a, b, c.match):
@@ -63,8 +66,17 @@ class Less(ClaimKind):
                         ra, rb = ra.iloc[0], rb.iloc[0]
                     checks += 1
                     where = f"{a.label} vs {b.label}{fmt_round(ra['round'])}"
-                    tests.append(testing.less(fac * testing.trial_values(ctx.trials, a.id, metric, ra["round"]),
-                                              testing.trial_values(ctx.trials, b.id, metric, rb["round"]), where))
+                    qa, qb = ((units.query_values(ctx.trials, a.id, metric), units.query_values(ctx.trials, b.id, metric))
+                              if by_queries else (None, None))
+                    if qa is not None and qb is not None:
+                        # paired over the test queries of the five folds (claims/units.py)
+                        tests.append(testing.less(fac * qa, qb, where))
+                        fa, fb = units.fold_values(ctx.trials, a.id, metric), units.fold_values(ctx.trials, b.id, metric)
+                        if fa is not None and fb is not None:
+                            fold_tests.append(testing.less(fac * fa, fb, where))
+                    else:
+                        tests.append(testing.less(fac * testing.trial_values(ctx.trials, a.id, metric, ra["round"]),
+                                                  testing.trial_values(ctx.trials, b.id, metric, rb["round"]), where))
                     if not fac * ra["mean"] < rb["mean"]:
                         fails.append(f"{a.label} {ra['mean']:.3f} (+-{ra['ci']:.3f}) vs {b.label} "
                                      f"{rb['mean']:.3f} (+-{rb['ci']:.3f}){fmt_round(ra['round'])}")
@@ -86,7 +98,17 @@ class Less(ClaimKind):
         else:
             more = f"; and {len(fails) - 3} more" if len(fails) > 3 else ""
             ev = f"not ordered as claimed in {len(fails)} of {checks} comparisons, e.g. " + "; ".join(fails[:3]) + more
-        return testing.tested(c, ev + ratios, testing.combine(tests), 1 - len(fails) / checks)
+        if not by_queries:
+            return testing.tested(c, ev + ratios, testing.combine(tests), 1 - len(fails) / checks)
+        n_q = max((t.n for t in tests), default=0)
+        r = testing.tested(c, f"{ev}{ratios}; tested over the {n_q} test queries of the five folds (each query's "
+                              "value averaged over the seeds)", testing.combine(tests), 1 - len(fails) / checks)
+        r.stats["unit"] = "queries"
+        if fold_tests:
+            fo = testing.combine(fold_tests)
+            r.stats["by_fold"] = {"p_held": fo.p_held, "p_opposite": fo.p_opposite, "p": fo.p, "tests": fo.tests}
+            r.evidence += f"; beside it, by fold (each fold's value averaged over the seeds): {testing.describe(fo)}, p = {fo.p:.3g}"
+        return r
 
     def _evaluate_timing(self, c: Claim, ctx: Context):
         """A claim about time: on the paired per-trial ratios, with the load tolerance

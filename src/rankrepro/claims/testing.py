@@ -186,7 +186,8 @@ def adjust(results: list, alpha: float = ALPHA, others=(), name: str = "") -> No
             level = alpha / (m - rank[i]) / 2.0 / bonf
             st["n_needed"] = paired_power(diffs, level, POWER)
         r.evidence += (f"; Holm over the {m} tested claims of the paper: p = {pa:.3g}"
-                       + (f"; about {st['n_needed']} trials would decide it (80% power)" if st["n_needed"] else ""))
+                       + (f"; about {st['n_needed']} {st.get('unit', 'trials')} would decide it (80% power)"
+                            if st["n_needed"] else ""))
 
 
 

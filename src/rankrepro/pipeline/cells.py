@@ -138,6 +138,15 @@ class Experiment:
         var = self.variants[(cell.choice, cell.value)]
         return var, var.cell(cell.base)
 
+    def cell_trials(self, cell: Cell) -> int:
+        """The number of trials ``cell`` runs: the experiment's, unless its protocol gives a
+        cell fewer (``Protocol.trials_of``: the LETOR seeds protocol runs a learner that is
+        deterministic given the data once)."""
+        from ..protocols import PROTOCOLS
+
+        trials_of = getattr(PROTOCOLS[self.cfg.experiment.protocol], "trials_of", None)
+        return self.n_trials if trials_of is None else int(trials_of(self, cell))
+
     def to_yaml(self) -> str:
         """The config as YAML (what the resolved file holds and the config fingerprint hashes:
         ~30 ms to write, made once per experiment while its config cannot change)."""
@@ -210,7 +219,7 @@ def _fingerprint_payload(exp: Experiment, cell: Cell) -> dict:
     e = exp.cfg.experiment
     payload = {
         "cell": cell.id, "estimator": cell.estimator, "params": cell.params, "protocol": e.protocol,
-        "features": e.features, "seed": int(e.seed), "n_trials": exp.n_trials, "n_train": exp.n_train,
+        "features": e.features, "seed": int(e.seed), "n_trials": exp.cell_trials(cell), "n_train": exp.n_train,
         "n_test": exp.n_test, "curve_points": exp.curve_points, "metrics": list(e.metrics),
         "dataset": OmegaConf.to_container(exp.cfg.dataset),
     }

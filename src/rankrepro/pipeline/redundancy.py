@@ -382,6 +382,11 @@ def _keep() -> dict[str, str]:
         *(f"experiment/arena/_online.yaml:experiment.{k}" for k in ("published", "claims", "sensitivity")),
         *(f"experiment/arena/_letor.yaml:experiment.{k}" for k in ("published", "claims", "sensitivity",
                                                                      "significance")))
+    add("the arena compares the LETOR rankers fold by fold (protocol letor) while Elsas et al.'s experiments, "
+        "which it composes on, replicate over seeds (letor_seeds, compared as one draw, claims over queries, "
+        "deterministic learners once): it sets the by-fold protocol's values back",
+        *(f"experiment/arena/_letor.yaml:experiment.{k}" for k in ("compare", "claims_unit")),
+        *(f"experiment/arena/_letor.yaml:algorithms.{a}.deterministic" for a in ("ranksvm", "rankboost", "lambdamart")))
     return k
 
 

@@ -88,7 +88,7 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     # a sensitivity cell runs its main cell under the variant config, on the main cell's
     # seeds (common random numbers): equal settings give bit-identical results
     run_exp, run_cell_ = exp.variant_of(cell)
-    trials = list(range(run_exp.n_trials)) if trials is None else list(trials)
+    trials = list(range(run_exp.cell_trials(run_cell_))) if trials is None else list(trials)
     kept = None
     if reuse is not None:
         kept = _reusable(exp, cell, reuse)
@@ -138,7 +138,8 @@ def from_twin(exp: Experiment, cell_id: str, frame: pd.DataFrame, twin_cell: str
     this cell's parameters and exactly its trials."""
     cell = exp.cell(cell_id)
     rows = frame[RESULT_COLUMNS]
-    want = list(range(exp.variant_of(cell)[0].n_trials))
+    var, var_cell = exp.variant_of(cell)
+    want = list(range(var.cell_trials(var_cell)))
     params = json.dumps(cell.params, sort_keys=True)
     if set(rows["cell"]) != {twin_cell} or sorted(set(rows["trial"])) != want or set(rows["params"]) != {params}:
         raise ValueError(f"{exp.name} {cell.id}: the frame to take is not twin cell {twin_cell}'s {len(want)} trials "

@@ -60,6 +60,9 @@ class AlgorithmCfg:
     params: Dict[str, Any] = field(default_factory=dict)
     #: swept hyperparameters: one sweep cell per combination
     grid: Dict[str, List[Any]] = field(default_factory=dict)
+    #: the learner's result does not depend on its seed given the data (RankSVM, RankBoost,
+    #: LambdaMART): a protocol that replicates over seeds (letor_seeds) runs it once
+    deterministic: bool = False
 
 
 #: the kinds of diagnosis a disagreement with the paper can carry
@@ -240,6 +243,15 @@ class ExperimentCfg:
     published: List[PublishedCfg] = field(default_factory=list)
     #: the margin of the published values' equivalence tests, declared before the results
     equivalence: EquivalenceCfg = field(default_factory=lambda: EquivalenceCfg())
+    #: how a published value is compared: ``mean`` (the paper's number as a mean over its
+    #: trials: the interval of our mean) or ``draw`` (the paper's number is ONE run of the
+    #: protocol, e.g. one five-fold LETOR run: a prediction interval that includes the
+    #: run-to-run spread, stats.draw_difference_interval)
+    compare: str = "mean"
+    #: the unit a ``less`` claim on a test metric is tested over: ``trials`` (the per-trial
+    #: values) or ``queries`` (LETOR: paired over the test queries of the five folds, each
+    #: query's value averaged over the seeds; the by-fold test is kept beside)
+    claims_unit: str = "trials"
     #: the cell parameters that index the paper's table columns besides the metric (e.g.
     #: [n_items]): Kendall's tau compares the orderings within each column
     table_columns: List[str] = field(default_factory=list)

@@ -23,6 +23,7 @@ from typing import Iterator
 PROTOCOL_CALLS: dict[str, dict[str, tuple[str, ...]]] = {
     "online": {"methods": ("_param_names", "validate", "fit_online", "predict"), "params": ("n_ranks",)},
     "letor": {"methods": ("_param_names", "validate", "iterate"), "params": ()},
+    "letor_seeds": {"methods": ("_param_names", "validate", "iterate"), "params": ()},
     "collab_gp": {"methods": ("_param_names", "validate", "fit_predict_kernel"), "params": ("n_items", "n_ranks")},
     "coactive_movies": {"methods": ("_param_names", "validate", "make"),
                         "params": ("variant", "feedback", "alpha", "noisy_pick", "max_users")},

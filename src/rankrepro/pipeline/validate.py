@@ -49,6 +49,16 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
     proto = PROTOCOLS[e.protocol]
     # what depends on the protocol: the fields it reads (only those must be set), its own checks
     proto.validate(cfg, lambda key, ok, message: require(name, key, ok, message))
+    require(name, "experiment.compare", e.compare in ("mean", "draw"),
+            f"must be 'mean' (the published value is a mean over trials) or 'draw' (one run), got '{e.compare}'")
+    require(name, "experiment.claims_unit", e.claims_unit in ("trials", "queries"),
+            f"must be 'trials' or 'queries', got '{e.claims_unit}'")
+    require(name, "experiment.claims_unit", e.claims_unit != "queries" or e.protocol in ("letor", "letor_seeds"),
+            f"'queries' needs per-query values (protocol letor or letor_seeds), not protocol '{e.protocol}'")
+    for key, a in cfg.algorithms.items():
+        require(name, f"algorithms.{key}.deterministic", not a.deterministic or hasattr(proto, "trials_of"),
+                f"only a protocol that replicates over seeds (letor_seeds) runs a deterministic learner once; "
+                f"protocol '{e.protocol}' runs every cell {e.n_trials} times: remove the key")
     require(name, "experiment.n_test", e.n_test >= 0, f"must be >= 0, got {e.n_test}")
     require(name, "experiment.seed", e.seed >= 0, f"must be >= 0, got {e.seed}")
     require(name, "experiment.curve_points", e.curve_points >= 1, f"must be >= 1, got {e.curve_points}")

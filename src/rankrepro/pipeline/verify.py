@@ -137,8 +137,9 @@ class Aligned:
 
 
 def align(old: pd.DataFrame, new: pd.DataFrame) -> Aligned:
-    o = old[~old["metric"].isin(TIMING_METRICS)]
-    n = new[~new["metric"].isin(TIMING_METRICS)]
+    timing = TIMING_METRICS | {f"fold_{m}" for m in TIMING_METRICS}  # a LETOR seeds run's by-fold times too
+    o = old[~old["metric"].isin(timing)]
+    n = new[~new["metric"].isin(timing)]
     o = o.assign(round=o["round"].astype("Int64").astype("float64"))
     n = n.assign(round=n["round"].astype("Int64").astype("float64"))
     m = o[KEY + ["value"]].merge(n[KEY + ["value"]], on=KEY, how="outer", suffixes=("_old", "_new"),

@@ -54,13 +54,14 @@ class _Registry(MutableMapping):
 PROTOCOLS: MutableMapping[str, Protocol] = _Registry({
     "online": "online:PROTOCOL",
     "letor": "letor:PROTOCOL",
+    "letor_seeds": "letor_seeds:PROTOCOL",
     "ranked_list": "ranked_list:PROTOCOL",
     "coactive_movies": "coactive:MOVIES",
     "coactive_ranking": "coactive:RANKING",
     "collab_gp": "gp:PROTOCOL",
 })
 
-_TRIALS = {"online_trial": "online", "letor_trial": "letor", "ranked_list_trial": "ranked_list",
+_TRIALS = {"online_trial": "online", "letor_trial": "letor", "letor_seeds_trial": "letor_seeds", "ranked_list_trial": "ranked_list",
            "coactive_movies_trial": "coactive", "coactive_ranking_trial": "coactive", "gp_trial": "gp"}
 
 

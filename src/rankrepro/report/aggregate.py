@@ -23,8 +23,8 @@ from ..claims import Claim, ClaimResult
 from ..claims.testing import adjust
 from ..metrics import METRICS
 from ..pipeline.cells import Cell, Experiment, select
-from ..stats import (Interval, consistent, difference_interval, equivalence, equivalence_reachable, paired_t_greater,
-                     printed_precision, t_interval)
+from ..stats import (Interval, consistent, difference_interval, draw_difference_interval, equivalence,
+                     equivalence_reachable, paired_t_greater, printed_precision, t_interval)
 
 SUMMARY_COLUMNS = ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]
 
@@ -223,6 +223,10 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
         pub_n = int(p.n) if p.n is not None else paper_n
         diff = difference_interval(rep, float(p.mean), pub_ci, pub_n, rounding=p.rounding,
                                    ci_rounding=p.ci_rounding if pub_n >= 2 else 0.0)
+        if exp.cfg.experiment.get("compare", "mean") == "draw":  # the paper's number is one run: a prediction interval
+            # (a published half-width, were there one, and the printed rounding bound it)
+            diff = draw_difference_interval(rep, float(p.mean), (0.0 if pub_ci is None else float(pub_ci) + p.ci_rounding)
+                                            + p.rounding)
         margin, margin_source = equivalence_margin(exp, p)
         ok = np.isfinite(diff.difference)
         eq = equivalence(diff, margin, rounding=p.rounding) if ok else None
@@ -264,6 +268,7 @@ def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame,
     ``claim`` a :class:`Claim` or its config node; ``trials`` the rows ``summary`` was made
     from (a claim about time pairs them)."""
     c = claim if isinstance(claim, Claim) else Claim.from_config(claim)
+    unit = str(exp.cfg.experiment.get("claims_unit", "trials"))
     sides = [side for side in (c.lhs, c.rhs) if side and side.get("best")]
     if sides and trials is not None and "trial" in trials and trials["trial"].nunique() >= 4:
         # best-of on separate trials: picked on the even-numbered trials, tested on the odd ones
@@ -271,13 +276,14 @@ def evaluate_claim(exp: Experiment, claim: Claim | Any, summary: pd.DataFrame,
         test = trials[trials["trial"] % 2 == 1]
         pick_summary, test_summary = summarize(exp, pick), summarize(exp, test)
         r = claims.evaluate(c, test_summary, lambda sel: resolve(exp.cells, sel, pick_summary, c.metric, c.rounds),
-                            test)
+                            test, unit=unit)
         if r.verdict != "not evaluable":
             for side in sides:
                 r.evidence += best_basis(c, resolve(exp.cells, side, pick_summary, c.metric, c.rounds),
                                          select(exp.cells, side), (pick["trial"].nunique(), test["trial"].nunique()))
         return r
-    r = claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric, c.rounds), trials)
+    r = claims.evaluate(c, summary, lambda sel: resolve(exp.cells, sel, summary, c.metric, c.rounds), trials,
+                        unit=unit)
     for side in sides:
         if r.verdict != "not evaluable":
             r.evidence += best_basis(c, resolve(exp.cells, side, summary, c.metric, c.rounds), select(exp.cells, side))
@@ -455,11 +461,12 @@ def significance_marks(exp: Experiment, trials: pd.DataFrame) -> dict[tuple[str,
     for sg in sigs:
         base = select(exp.cells, sg.against)[0]
         for m in pq["metric"].unique():
-            b = pq[(pq["cell"] == base.id) & (pq["metric"] == m)].set_index("round")["value"]
+            # a query's value, averaged over the trials that hold it (the seeds of a LETOR seeds run)
+            b = pq[(pq["cell"] == base.id) & (pq["metric"] == m)].groupby("round")["value"].mean()
             for cell in exp.cells:
                 if cell.id == base.id:
                     continue
-                a = pq[(pq["cell"] == cell.id) & (pq["metric"] == m)].set_index("round")["value"]
+                a = pq[(pq["cell"] == cell.id) & (pq["metric"] == m)].groupby("round")["value"].mean()
                 common = a.index.intersection(b.index)
                 if len(common) < 2 or np.allclose(a[common].to_numpy(), b[common].to_numpy()):
                     continue

@@ -292,7 +292,9 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
         if t.empty:
             raise KeyError(f"no trials of cell '{cell}', metric '{metric}' in this run")
         if METRICS[metric].per_query:
-            return t.set_index(["trial", "round"])["value"].sort_index()
+            # by query id (the queries of the five folds are distinct), averaged over the trials
+            # that hold it: the seeds of a LETOR seeds run (one value per query in a by-fold run)
+            return t.groupby(t["round"].astype("int64"))["value"].mean().sort_index()
         if t["round"].notna().any():
             t = t[t["round"] == round] if round is not None else t.sort_values("round").groupby("trial").tail(1)
             if t.empty:
