@@ -136,3 +136,25 @@ def test_timing_claim_needs_its_trials():
     node = next(c for c in exp.cfg.experiment.claims if c.id == "committee_faster")
     with pytest.raises(TypeError, match="per-trial values"):
         evaluate_claim(exp, node, summarize(exp, t))
+
+
+def test_a_learner_run_once_is_paired_with_the_seeds_by_fold():
+    """LETOR seeds protocol: the Ranking SVM runs once (deterministic given the data), the
+    committee over 10 seeds; the timing claim pairs them by fold, each fold's committee time
+    averaged over its seeds (5 pairs, an interval), not trial 0 against trial 0 (one pair)."""
+    from rankrepro.claims.timing import compare
+
+    rows = []
+    for t in range(10):
+        for fold in range(1, 6):
+            rows.append(("committee", t, "fold_selected_train_seconds", fold, 0.1 * fold + 0.001 * t))
+        rows.append(("committee", t, "selected_train_seconds", None, 0.3 + 0.001 * t))
+    for fold in range(1, 6):
+        rows.append(("ranksvm", 0, "fold_selected_train_seconds", fold, 2.0 * fold))
+    rows.append(("ranksvm", 0, "selected_train_seconds", None, 6.0))
+    df = pd.DataFrame(rows, columns=["cell", "trial", "metric", "round", "value"])
+    c = compare(df, "committee", "ranksvm", "selected_train_seconds", 1.0)
+    com = np.array([np.mean([0.1 * f + 0.001 * t for t in range(10)]) for f in range(1, 6)])
+    svm = 2.0 * np.arange(1, 6)
+    assert c["n"] == 5 and c["by_fold"] and c["per_trial"] == pytest.approx(list(svm / com))
+    assert c["ratio"] == pytest.approx(sps.gmean(svm / com)) and c["verdict"] == "held"

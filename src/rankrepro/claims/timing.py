@@ -64,11 +64,22 @@ def decides(metric: str) -> bool:
 
 
 def paired_values(trials, a: str, b: str, metric: str) -> tuple[np.ndarray, np.ndarray, list]:
-    """The values of ``metric`` of cells ``a`` and ``b`` on the trials both have, in trial order."""
+    """The values of ``metric`` of cells ``a`` and ``b`` on the trials both have, in trial order.
+    Where a side ran once (a learner deterministic given the data: the LETOR seeds protocol) and
+    both have the metric by fold (``fold_<metric>``, round = the fold), they are paired by fold
+    instead, each fold's value averaged over a side's trials: the folds are what the two runs
+    share, and one pair would give no interval."""
     t = trials[(trials["metric"] == metric) & trials["cell"].isin([a, b])]
     va = t[t["cell"] == a].groupby("trial")["value"].last()
     vb = t[t["cell"] == b].groupby("trial")["value"].last()
     common = sorted(set(va.index) & set(vb.index))
+    if min(len(va), len(vb)) == 1:
+        f = trials[(trials["metric"] == f"fold_{metric}") & trials["cell"].isin([a, b])]
+        fa = f[f["cell"] == a].groupby("round")["value"].mean()
+        fb = f[f["cell"] == b].groupby("round")["value"].mean()
+        folds = sorted(set(fa.index) & set(fb.index))
+        if len(folds) >= 2:
+            return fa[folds].to_numpy(float), fb[folds].to_numpy(float), [f"fold {int(k)}" for k in folds]
     return va[common].to_numpy(float), vb[common].to_numpy(float), common
 
 
@@ -95,7 +106,8 @@ def compare(trials, a: str, b: str, metric: str, factor: float) -> dict | None:
         verdict = "inconclusive"
     out = {"lhs": a, "rhs": b, "metric": metric, "clock": clock, "tolerance": tol, "factor": factor,
            "ratio": iv.ratio, "low": iv.low, "high": iv.high, "n": iv.n,
-           "per_trial": [float(x) for x in iv.per_trial], "verdict": verdict}
+           "per_trial": [float(x) for x in iv.per_trial], "verdict": verdict,
+           "by_fold": bool(common) and isinstance(common[0], str)}
     for wall in ELAPSED_OF.get(metric, ()):
         wa, wb, wc = paired_values(trials, a, b, wall)
         if len(wc) and np.all(wa > 0) and np.all(wb > 0):
@@ -111,5 +123,6 @@ def describe(c: dict, lhs_label: str, rhs_label: str) -> str:
     el = c.get("elapsed")
     el = (f"; elapsed time ({el['metric']}, a measurement, not deciding): {el['ratio']:.2f}"
           + (f" ({el['low']:.2f}-{el['high']:.2f})" if math.isfinite(el["low"]) else "") if el else "")
-    return (f"{rhs_label} / {lhs_label} = {c['ratio']:.2f}{ci} over {c['n']} paired trials (per trial {spread}); "
+    unit = "folds (each averaged over a side's seeds)" if c.get("by_fold") else "trials"
+    return (f"{rhs_label} / {lhs_label} = {c['ratio']:.2f}{ci} over {c['n']} paired {unit} (per pair {spread}); "
             f"claimed at least {c['factor']:g}; {c['clock']} time, load tolerance x{c['tolerance']:g}{el}")
