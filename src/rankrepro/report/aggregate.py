@@ -223,7 +223,8 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
         pub_n = int(p.n) if p.n is not None else paper_n
         diff = difference_interval(rep, float(p.mean), pub_ci, pub_n, rounding=p.rounding,
                                    ci_rounding=p.ci_rounding if pub_n >= 2 else 0.0)
-        if exp.cfg.experiment.get("compare", "mean") == "draw":  # the paper's number is one run: a prediction interval
+        draw = exp.cfg.experiment.get("compare", "mean") == "draw"
+        if draw:  # the paper's number is one run: a prediction interval
             # (a published half-width, were there one, and the printed rounding bound it)
             diff = draw_difference_interval(rep, float(p.mean), (0.0 if pub_ci is None else float(pub_ci) + p.ci_rounding)
                                             + p.rounding)
@@ -238,7 +239,7 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
 
         rows.append({
             "cell": cell.id, "label": cell.label, "metric": p.metric, "source": p.source,
-            "published_mean": float(p.mean), "published_ci": pub_ci, "published_n": pub_n,
+            "published_mean": float(p.mean), "published_ci": pub_ci, "published_n": 1 if draw else pub_n,
             "mean": rep.mean, "ci": rep.half_width, "n": rep.n, "difference": rep.mean - float(p.mean),
             "difference_ci": _finite(diff.half_width), "difference_low": _finite(diff.low),
             "difference_high": _finite(diff.high), "difference_df": _finite(diff.df),
