@@ -206,6 +206,19 @@ def recompute_row(row, rec, cfg, cells: Cells):
     ci_r = float(entry["ci_precision"]) / 2 if entry.get("ci_precision") is not None else r
     d = mean - m
     bound = 0.0  # a published half-width added as a bound (pn == 1)
+    if exp.get("compare") == "draw":
+        # the paper's number is ONE run: a 95% prediction interval for one new run around our
+        # mean (sd sqrt(1 + 1/n)); a learner run once (deterministic) has no sampling spread
+        pn = 1
+        extra = 0.0 if h is None else float(h) + ci_r
+        if n > 1:
+            se, df, basis = float(x.std(ddof=1)) * math.sqrt(1 + 1 / n), n - 1, "draw"
+        else:
+            se, df, basis = 0.0, None, "deterministic"
+        r_all = r + extra
+        half = (t975(df) * se if se > 0 else 0.0) + r_all
+        verdict = "consistent" if d - half <= ZERO_TOL and d + half >= -ZERO_TOL else "differs"
+        return _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r)
     if h is not None and pn is not None and int(pn) > 1:
         se2, df2 = (float(h) + ci_r) / t975(int(pn) - 1), int(pn) - 1
     else:
@@ -225,8 +238,15 @@ def recompute_row(row, rec, cfg, cells: Cells):
     half = (t975(df) * se if se > 0 else 0.0) + r + bound
     verdict = "consistent" if d - half <= ZERO_TOL and d + half >= -ZERO_TOL else "differs"
 
+    return _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r + bound)
+
+
+def _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r_eq):
+    """The equivalence test (within the margin less ``r_eq``, the printed rounding and any
+    published bound) and the row's fields."""
     margin = row.get("margin")
     eq = eq_p = reach = None
+    r, bound = r, r_eq - r
     if margin is not None:
         eff = float(margin) - r - bound
         if se > 0:
@@ -357,7 +377,18 @@ def recompute_claim(claim_cfg, rec, cells: Cells):
         return reason
     metric = claim_cfg["metric"]
     held, opposite = [], []
+    queries = ((yaml.safe_load(rec["config"]) or {}).get("experiment") or {}).get("claims_unit") == "queries" \
+        and metric.startswith("test_")
     for a, b in pairs:
+        if queries:
+            # paired over the test queries of the five folds, each query's value averaged over the seeds
+            qm = "query_" + metric[len("test_"):]
+            qa = cells.frame(a, qm).groupby("round")["value"].mean()
+            qb = cells.frame(b, qm).groupby("round")["value"].mean()
+            pl, pg = one_sided(qa, qb)
+            held.append(pl)
+            opposite.append(pg)
+            continue
         for rnd in checked_rounds(claim_cfg, cells, a, b):
             pl, pg = one_sided(cells.trial_values(a, metric, rnd), cells.trial_values(b, metric, rnd))
             held.append(pl)
