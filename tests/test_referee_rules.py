@@ -169,6 +169,10 @@ def test_agreement_words_separate_ran_from_agrees():
     # cystic fibrosis: 2 of 15 cells consistent
     assert _score(consistent=2, compared=15, claims=3, held=1).agreement == "partly reproduced"
     assert _score().agreement == "-"
+    # nothing decided either way (Elsas et al. Fig. 1: three claims inconclusive)
+    assert _score(claims=3, inconclusive=3).agreement == "inconclusive"
+    assert _score(original=False, references=24, claims=3, inconclusive=3).agreement == \
+        "claims inconclusive (substitute data)"
     assert _score(original=False, references=15, claims=2, held=2).agreement == "claims hold (substitute data)"
     assert ArtefactScore("p/a", "p", "a", "t", False).agreement == "not run"
     # trivial claims are counted apart: an artefact whose only held claim is trivial is not reproduced

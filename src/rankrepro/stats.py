@@ -303,7 +303,7 @@ def draw_difference_interval(rep: Interval, published_mean: float, bound: float 
     if not np.isfinite(d):
         return Difference(float("nan"), float("nan"), float("nan"), float("nan"), 0.0, "no result")
     if rep.n < 2 or not np.isfinite(rep.half_width):
-        return Difference(d, 0.0, 0.0, float(bound), float(bound), "deterministic")
+        return Difference(d, 0.0, float("nan"), float(bound), float(bound), "deterministic")
     df = float(rep.n - 1)
     t = t_quantile(df, 0.5 + confidence / 2.0)
     sd = float(rep.half_width) * np.sqrt(rep.n) / t

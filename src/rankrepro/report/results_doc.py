@@ -124,7 +124,8 @@ def elsas_sec3(a: Artefact) -> dict:
 def elsas_ohsumed(a: Artefact) -> dict:
     learners = ("ranksvm", "rankboost", "com_a", "com_b", "pocket", "average")
     return {**{c: a.v(c) for c in learners}, "paper": {c: a.pub(c) for c in learners},
-            "ci": [a.v(c, field="ci") for c in a.cells(*learners)], "file_order": a.sens("pair_order", "file"),
+            "ci": [x for x in (a.v(c, field="ci") for c in a.cells(*learners)) if x == x],  # seeded learners
+            "file_order": a.sens("pair_order", "file"),
             "file_order_loss": a.v("average") - a.sv("pair_order", "file", "average")}
 
 

@@ -51,10 +51,12 @@ class ArtefactScore:
     def agreement(self) -> str:
         """What the artefact's verdicts say, in one word (:data:`AGREEMENT`): *reproduced* only
         on the paper's own data with every published cell consistent and every substantive
-        claim held (and at least one of them); *not reproduced* when none of its published cells
-        is consistent and none of its claims holds; *partly* otherwise; on substitute data the
-        published values are references, so only the claims speak (*claims hold*, *claims partly
-        hold*, *claims do not hold*); *-* where nothing was published or claimed; *not run*."""
+        claim held (and at least one of them); *inconclusive* when nothing was decided either
+        way (no cell differs, no claim is held or not held); *not reproduced* when none of its
+        published cells is consistent and none of its claims holds; *partly reproduced*
+        otherwise.  On substitute data the published values are references, so only the claims
+        speak (*claims hold*, *claims partly hold*, *claims do not hold*, *claims inconclusive*);
+        *-* where nothing was published or claimed; *not run*."""
         if not self.ran:
             return "not run"
         decided = self.claims - self.not_evaluable
@@ -63,6 +65,8 @@ class ArtefactScore:
                 return "-"
             if self.consistent == self.compared and self.held == decided:
                 return "reproduced"
+            if self.compared == self.consistent and self.held == 0 and self.not_held == 0:
+                return "inconclusive"
             if self.consistent == 0 and self.held == 0:
                 return "not reproduced"
             return "partly reproduced"
@@ -70,12 +74,16 @@ class ArtefactScore:
             return "-"
         if self.held == decided:
             return "claims hold (substitute data)"
-        return "claims do not hold (substitute data)" if self.held == 0 else "claims partly hold (substitute data)"
+        if self.held == 0:
+            return ("claims inconclusive (substitute data)" if self.not_held == 0
+                    else "claims do not hold (substitute data)")
+        return "claims partly hold (substitute data)"
 
 
 #: every agreement word, in the order the report lists them
-AGREEMENT = ("reproduced", "partly reproduced", "not reproduced", "claims hold (substitute data)",
-             "claims partly hold (substitute data)", "claims do not hold (substitute data)", "-", "not run")
+AGREEMENT = ("reproduced", "partly reproduced", "not reproduced", "inconclusive", "claims hold (substitute data)",
+             "claims partly hold (substitute data)", "claims do not hold (substitute data)",
+             "claims inconclusive (substitute data)", "-", "not run")
 
 
 @dataclass
