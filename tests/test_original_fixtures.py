@@ -279,7 +279,10 @@ def _snakemake(w: Path, mirror: Path | None):
         env["RANKREPRO_DATA_MIRROR"] = str(mirror)
     r = subprocess.run([str(SNAKEMAKE), "--cores", "2", "--config", "scale=smoke", "batch_cells=paper"], cwd=w,
                        env=env, capture_output=True, text=True, timeout=1800)
-    assert r.returncode == 0, r.stderr[-4000:]
+    # the whole output kept beside the scratch workflow (numbered: a test may run it twice)
+    n = len(list(w.glob("snakemake-*.log")))
+    (w / f"snakemake-{n}.log").write_text(r.stdout + "\n--- stderr ---\n" + r.stderr)
+    assert r.returncode == 0, f"{w}/snakemake-{n}.log:\n" + r.stderr[-4000:]
     return r
 
 
