@@ -86,3 +86,10 @@ clean-smoke:
 test-engines: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[slurm]'
 	$(PY) -m pytest -q -m engines
+
+## the original data sets that cannot be had here, proven on fixtures of their official formats
+## (scripts/make_fixtures.py): every artefact that uses one runs on it end to end at smoke scale and
+## its record says original data (marked `fixtures`, skipped by `make test`); several minutes
+.PHONY: test-fixtures
+test-fixtures: $(STAMP)
+	$(PY) -m pytest -q -m fixtures tests/test_original_fixtures.py

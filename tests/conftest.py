@@ -187,12 +187,18 @@ def pytest_collection_modifyitems(config, items):
     """Tests marked ``engines`` (a single-node SLURM started for the test, a dask cluster losing a
     worker: minutes, daemons, packages installed as root) run only when asked for with
     ``-m engines`` (``make test-engines``); any other run skips them."""
-    if "engines" in (config.getoption("-m") or ""):
-        return
-    skip = pytest.mark.skip(reason="a test against a real engine: run it with `make test-engines` (pytest -m engines)")
-    for item in items:
-        if "engines" in item.keywords:
-            item.add_marker(skip)
+    chosen = config.getoption("-m") or ""
+    # the same for ``fixtures``: the original data sets' fixtures taken end to end through the
+    # workflow (several minutes): `make test-fixtures` (pytest -m fixtures)
+    for marker, why in (("engines", "a test against a real engine: run it with `make test-engines` (pytest -m engines)"),
+                        ("fixtures", "the original data sets' fixtures through the workflow, minutes: run it with "
+                                     "`make test-fixtures` (pytest -m fixtures)")):
+        if marker in chosen:
+            continue
+        skip = pytest.mark.skip(reason=why)
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
 
 
 def scratch_workflow(w: Path) -> Path:

@@ -647,6 +647,10 @@ def _dispatch(args) -> int:
 
     if args.cmd == "data-status":
         print(status_table(probe=not args.no_probe))
+        from .data.status import originals_table
+
+        if extra := originals_table(probe=not args.no_probe):  # what each absent original would change
+            print(extra)
     elif args.cmd == "fetch":
         rc = 0
         for n in args.names:

@@ -31,7 +31,7 @@ import urllib.parse
 import urllib.request
 import warnings
 import zipfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .registry import DATASETS, DatasetEntry, get
@@ -107,6 +107,24 @@ class Paths:
     def under(cls, root: str | os.PathLike) -> "Paths":
         r = Path(root)
         return cls(r / "raw", r / "processed", r / "quarantine")
+
+
+def mirrored(entry: DatasetEntry) -> DatasetEntry:
+    """``entry`` with its mirror folder named: the registry's ``mirror_dir``, else the data set's
+    own name.  A data set the shared mirror holds no copy of (withdrawn, licensed) is read from
+    ``$RANKREPRO_DATA_MIRROR/<name>/`` when a user's own mirror has it, like any other; its
+    files are checked as from ``data/raw`` (pinned: against the registry; unpinned: hashed on
+    first use, and refused when they change afterwards)."""
+    return entry if entry.mirror_dir else replace(entry, mirror_dir=entry.name)
+
+
+def placed(entry: DatasetEntry, paths: Paths) -> bool:
+    """Every file of ``entry`` is in ``data/raw/<name>/`` but was never fetched (no manifest):
+    files a user put there by hand, as docs/data.md and the registry's instructions say.  They
+    are usable: the fetch job hashes them (against the registry where it pins them) and writes
+    the manifest that makes any later change of them refused."""
+    d = paths.raw / entry.name
+    return not (d / MANIFEST).is_file() and all((d / rel).is_file() for rel in entry.files)
 
 
 def quarantine(path: Path, entry: DatasetEntry, rel: str, got: str, paths: Paths) -> Path:
@@ -258,7 +276,7 @@ def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, all
     """Fetch and verify every file of data set ``name``; write and return its manifest.
 
     Raises :class:`DataUnavailable` (with how to obtain it) or :class:`ChecksumError`."""
-    entry = get(name)
+    entry = mirrored(get(name))
     paths = paths or Paths()
     mirror = mirror_dir() if mirror is None else mirror
     allow_network = (not offline()) if allow_network is None else allow_network
@@ -356,7 +374,8 @@ class Availability:
     name: str
     #: verified (in data/raw, every file pinned and matching), unpinned (in data/raw, matching
     #: the sums recorded when fetched, some file not pinned by the registry: not verified),
-    #: mirror, download, changed (a file in data/raw no longer matches its sum) or absent
+    #: mirror, download, changed (a file in data/raw no longer matches its sum), placed (every
+    #: file put in data/raw by hand, not fetched yet: the fetch job hashes them) or absent
     state: str
     reason: str = ""
     #: when absent: the substitute that will be used instead, if any
@@ -366,7 +385,7 @@ class Availability:
 
     @property
     def usable(self) -> bool:
-        return self.state in ("verified", "unpinned", "mirror", "download")
+        return self.state in ("verified", "unpinned", "placed", "mirror", "download")
 
 
 def how_to_obtain(entry: DatasetEntry) -> str:
@@ -382,7 +401,7 @@ def how_to_obtain(entry: DatasetEntry) -> str:
 
 def availability(name: str, paths: Paths | None = None, mirror: Path | None = None, probe: bool = True) -> Availability:
     """Where data set ``name`` would come from, without fetching it."""
-    entry = get(name)
+    entry = mirrored(get(name))
     paths = paths or Paths()
     mirror = mirror_dir() if mirror is None else mirror
     local = check_local(entry, paths)
@@ -396,6 +415,10 @@ def availability(name: str, paths: Paths | None = None, mirror: Path | None = No
         return Availability(name, "changed", local.problem,
                             how_to_obtain=f"`rankrepro fetch {name}` moves the changed file to "
                                           f"{paths.quarantine / entry.name} and fetches it again")
+    if placed(entry, paths):
+        return Availability(name, "placed", f"put in {paths.raw / entry.name} by hand, not fetched yet: the fetch job "
+                                            "hashes every file (against the registry where it pins one; an unpinned "
+                                            "file's sum is recorded then, and a later change of it is refused)")
     if (mirror is not None and entry.mirror_dir
             and all((mirror / entry.mirror_dir / rel).is_file() for rel in entry.files)):
         return Availability(name, "mirror", f"in the mirror {mirror / entry.mirror_dir}")
