@@ -152,8 +152,8 @@ def kept_records():
         rec = _record(f"{PREFIX}results/{exp.paper}/{exp.artefact}.json")
         if rec is None:
             continue
-        if rec.get("status") == "reproduced":
-            kept[name] = (f"could not be rerun here ({status.reason}); its reproduced record (table, figure) "
+        if rec.get("status") == "ran":
+            kept[name] = (f"could not be rerun here ({status.reason}); its record (table, figure) "
                           f"made by commit {str(rec.get('git_commit'))[:10]} is kept unchanged")
         elif not FORCE and rec.get("config_fingerprint") == config_fingerprint(exp):
             kept[name] = f"not run ({status.reason}); its not-run record is current and kept"
@@ -172,7 +172,7 @@ def _say_kept():
             by_reason.setdefault(DATA_STATUS[name].reason, []).append(name)
     if by_reason:
         logger.warning("Not rerun here, their data being absent (rankrepro data-status, docs/data.md); their "
-                       "reproduced records, tables and figures are kept unchanged:\n"
+                       "records, tables and figures are kept unchanged:\n"
                        + "\n".join(f"  {', '.join(names)}: {why}" for why, names in by_reason.items()))
 
 

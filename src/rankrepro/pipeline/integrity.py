@@ -93,7 +93,7 @@ def record_problems(record_json: str | Path, record: dict) -> list[str]:
     out = []
     if (why := seal_problem(record)) is not None:
         out.append(f"{record_json}: {why}")
-    if record.get("status") == "reproduced" and record.get("kind") != "comparison":
+    if record.get("status") == "ran" and record.get("kind") != "comparison":
         named = record.get("cells_sha256")
         if not isinstance(named, dict) or not named:
             out.append(f"{record_json}: names no cells_sha256 (the content hash of each cell it was aggregated from)")
@@ -241,7 +241,7 @@ def reaggregate(exp: Experiment, rec: dict, root: Path, scratch: Path, load, kno
     if side.is_file():  # what `verify --record` verified of these cells: kept by a re-aggregation
         verification_path(out).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(side, verification_path(out))
-    if rec.get("status") != "reproduced":
+    if rec.get("status") != "ran":
         from ..report.artefact import build_not_run
 
         build_not_run(exp, rec.get("reason", ""), rec.get("how_to_obtain", ""), out.with_suffix(".csv"),
@@ -298,7 +298,7 @@ def _check_group(catalog: dict[str, Experiment], names: list[str], root: Path, s
         if str(rec.get("git_commit", "")).endswith("+dirty"):
             warnings.append(f"warning: {rel(path)} was made from a tree whose sources differed from commit "
                             f"{str(rec['git_commit'])[:10]} (+dirty)")
-        if rec.get("status") == "reproduced":
+        if rec.get("status") == "ran":
             problems += check_cells(exp, rec, root, rel)
         try:
             made = reaggregate(exp, rec, root, scratch, load, known)

@@ -65,7 +65,7 @@ def _claims_holm(sc: dict) -> dict:
 
     tried = [v for v in sc["values"] if not v["main"]]
     out = {v["value"]: {} for v in tried}
-    ids = {c["id"] for v in tried for c in v["claims"]}
+    ids = list(dict.fromkeys(c["id"] for v in tried for c in v["claims"]))  # in order: records repeat bit for bit
     for cid in ids:
         cs = [next((c for c in v["claims"] if c["id"] == cid), None) for v in tried]
         ps = [c.get("p_adjusted", np.nan) if c is not None else np.nan for c in cs]
