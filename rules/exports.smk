@@ -5,9 +5,8 @@
 # date, like the report.
 
 
-def _on_demand(name):
-    # paper scale: runs/<name>; another scale beside its outputs, runs/<scale>/<name>
-    return f"runs/{name}" if SCALE == "paper" else out(name)
+# paper scale: runs/<name>; another scale beside its outputs, runs/<scale>/<name>
+ON_DEMAND = "runs/" if SCALE == "paper" else PREFIX
 
 
 rule runfiles:
@@ -15,7 +14,7 @@ rule runfiles:
         records=[out(f"results/{e.paper}/{e.artefact}.json") for e in CATALOG.values()
                  if e.cfg.experiment.protocol == "letor" and runnable(e)],
     output:
-        directory(_on_demand("runfiles")),
+        directory(f"{ON_DEMAND}runfiles"),
     log:
         out("logs/runfiles.log"),
     params:
@@ -31,7 +30,7 @@ rule export:
     input:
         records=records(),
     output:
-        directory(_on_demand("export")),
+        directory(f"{ON_DEMAND}export"),
     log:
         out("logs/export.log"),
     params:

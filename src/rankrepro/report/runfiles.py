@@ -24,7 +24,9 @@ of megabytes to the repository, so they are made here when asked for
   ranks them; scores written with the shortest decimal that reads back to the same double) and
   ``<cell>/trial<t>.fold<f>.eval`` (``measure qid value`` as ``trec_eval -q`` prints it, with a
   last ``all`` line per measure: LETOR's MAP and NDCG@k, :mod:`rankrepro.metrics`, equal bit for
-  bit to the committed ``query_*`` and ``test_*`` values).
+  bit to the committed ``query_*`` and ``test_*`` values); ``OUT/index.json`` lists every trial
+  written (its files, the values checked, the queries with tied scores across labels) or not
+  (and why).
 
 Documents are named by their LETOR document id (``#docid`` of the data files: ``GX...`` for
 MQ2008, the OHSUMED document number), so runs compare with another system's run on the same
@@ -33,9 +35,17 @@ LETOR keeps file order: on a query whose tied documents have different labels th
 and so trec_eval's MAP, can differ (:func:`tie_queries` lists such queries; the test says how
 many there are).
 
-The trial structure this relies on (one trial = fold ``trial + 1``; the spec's ``fold``
-field) is the protocol's: where a trial becomes (seed, fold), :func:`rerun_trial` still reads
-the fold from the spec, and the file names keep both numbers.
+What this relies on in the protocol: a trial's spec names its fold (``fold``) or folds
+(``folds``), and :func:`~rankrepro.protocols.letor.letor_trial` evaluates the selected step's
+test scores with one call of the module's ``per_query`` on ``TEST_METRICS`` per fold.  A
+protocol whose trial is one seed over the five folds, calling ``letor_trial`` once per fold
+(the ``letor_seeds`` of branch letor-seeds), gives one run file per fold of each seed
+(``trial<seed>.fold<f>``); its trial's ``query_*`` rows then cover the five folds' queries and
+each fold's mean is checked against ``fold_test_*`` (round = fold) instead of ``test_*``.
+Its name is in :data:`RANKING_PROTOCOLS` already (absent on a branch without it: no
+experiment names it).  Were ``letor_trial`` to stop
+calling ``per_query`` through its module (or to evaluate the test scores twice), the rerun
+stops with a :class:`RunFileError` instead of writing a wrong run.
 """
 
 from __future__ import annotations
@@ -49,8 +59,8 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-#: the protocols whose cells have a test ranking per query
-RANKING_PROTOCOLS = ("letor",)
+#: the protocols whose cells have a test ranking per query (letor_seeds: branch letor-seeds)
+RANKING_PROTOCOLS = ("letor", "letor_seeds")
 
 
 class RunFileError(Exception):
@@ -114,9 +124,11 @@ def fold_test_docids(data_path: str, fold: int) -> tuple[np.ndarray, np.ndarray,
     return d["docid"][m].astype(str), d["y"][m].astype(np.int64), d["qid"][m]
 
 
-def rerun_trial(exp, cell_id: str, trial: int, data_path: str) -> TrialRun:
+def rerun_trial(exp, cell_id: str, trial: int, data_path: str) -> list[TrialRun]:
     """Trial ``trial`` of cell ``cell_id`` run again as the workflow runs it, with the selected
-    step's test scores kept."""
+    step's test scores kept: one :class:`TrialRun` per fold the trial runs (``letor``: its one
+    fold; a protocol whose trial runs :func:`~rankrepro.protocols.letor.letor_trial` on several
+    folds, in the order of its spec's ``folds``: one per fold)."""
     from ..protocols.letor import TEST_METRICS
     from ..pipeline.runner import _run_one, trial_spec
 
@@ -125,53 +137,68 @@ def rerun_trial(exp, cell_id: str, trial: int, data_path: str) -> TrialRun:
         raise RunFileError(f"{exp.name}: protocol {protocol!r} has no test ranking per query")
     run_exp, run_cell = exp.variant_of(exp.cell(cell_id))
     spec = trial_spec(run_exp, run_cell, trial, data_path)
+    folds = tuple(getattr(spec, "folds", None) or (spec.fold,))
     with _watched_per_query() as calls:
         _, rows = _run_one(protocol, spec, trial)
     test = [c for c in calls if c[3] == tuple(TEST_METRICS)]
-    if len(test) != 1:
-        raise RunFileError(f"{exp.name} {cell_id} trial {trial}: expected one evaluation of the selected test "
-                           f"scores, saw {len(test)} (has the LETOR protocol changed?)")
-    scores, labels, qid, _, pq = test[0]
-    docid, y, q = fold_test_docids(data_path, spec.fold)
-    if not (np.array_equal(y, labels) and np.array_equal(q, qid)):
-        raise RunFileError(f"{exp.name} {cell_id} trial {trial}: the fold's test rows differ from the protocol's")
-    return TrialRun(exp.name, cell_id, trial, int(spec.fold), scores, labels, qid, docid, pq, list(rows))
+    if len(test) != len(folds):
+        raise RunFileError(f"{exp.name} {cell_id} trial {trial}: expected {len(folds)} evaluation(s) of the selected "
+                           f"test scores (folds {folds}), saw {len(test)} (has the LETOR protocol changed?)")
+    out = []
+    for fold, (scores, labels, qid, _, pq) in zip(folds, test):
+        docid, y, q = fold_test_docids(data_path, int(fold))
+        if not (np.array_equal(y, labels) and np.array_equal(q, qid)):
+            raise RunFileError(f"{exp.name} {cell_id} trial {trial}: fold {fold}'s test rows differ from the protocol's")
+        out.append(TrialRun(exp.name, cell_id, trial, int(fold), scores, labels, qid, docid, pq, list(rows)))
+    return out
 
 
 def _bits(a) -> np.ndarray:
     return np.asarray(a, dtype=np.float64).view(np.int64)
 
 
-def check_against(run: TrialRun, committed: pd.DataFrame) -> int:
-    """Check the rerun against the committed cell's rows of its trial: every ``query_*`` and
-    ``test_*`` value, and the per-query values computed again from the kept scores, bit for bit.
-    Returns the number of values compared; raises :class:`RunFileError` on any difference."""
+#: the committed rows a rerun is checked against: per query, per trial, per fold of a trial
+CHECKED = ("query_", "test_", "fold_test_")
+
+
+def check_against(runs: list[TrialRun], committed: pd.DataFrame) -> int:
+    """Check the folds of one rerun trial against the committed cell's rows of that trial:
+    every ``query_*``, ``test_*`` (and ``fold_test_*``, where a trial spans folds) value the
+    rerun gives, bit for bit; and per fold, the per-query values computed again from the kept
+    scores against the committed ``query_*`` values of the fold's queries and their mean against
+    the committed fold value (``fold_test_*`` at round = fold, or ``test_*`` for a one-fold
+    trial).  Returns the number of committed values compared; raises :class:`RunFileError`."""
     from ..metrics import per_query
 
-    want = committed[committed["trial"] == run.trial]
-    want = want[want["metric"].str.startswith(("query_", "test_"))]
+    run0 = runs[0]
+    where = f"{run0.experiment} {run0.cell} trial {run0.trial}"
+    want = committed[committed["trial"] == run0.trial]
+    want = want[want["metric"].str.startswith(CHECKED)]
     if want.empty:
-        raise RunFileError(f"{run.experiment} {run.cell} trial {run.trial}: no committed per-query values")
-    got = {(m, -1 if r is None else int(r)): v for m, r, v in run.rows if m.startswith(("query_", "test_"))}
+        raise RunFileError(f"{where}: no committed per-query values")
+    got = {(m, -1 if r is None else int(r)): v for m, r, v in run0.rows if m.startswith(CHECKED)}
     keys = [(m, -1 if pd.isna(r) else int(r)) for m, r in zip(want["metric"], want["round"])]
     if set(keys) != set(got):
-        raise RunFileError(f"{run.experiment} {run.cell} trial {run.trial}: the rerun's rows are not the committed ones")
+        raise RunFileError(f"{where}: the rerun's rows are not the committed ones")
     a = want["value"].to_numpy(np.float64)
     b = np.array([got[k] for k in keys], dtype=np.float64)
     if not np.array_equal(_bits(a), _bits(b)):
         n = int((_bits(a) != _bits(b)).sum())
-        raise RunFileError(f"{run.experiment} {run.cell} trial {run.trial}: {n} value(s) differ from the committed "
-                           f"cell (largest difference {np.max(np.abs(a - b)):.3g})")
-    again = per_query(run.scores, run.labels, run.qid, tuple(run.per_query))
-    qids = np.unique(run.qid)
-    for m, v in again.items():
-        if not np.array_equal(_bits(v), _bits(run.per_query[m])):
-            raise RunFileError(f"{run.experiment} {run.cell} trial {run.trial}: {m} from the kept scores differs")
-        c = want[want["metric"] == f"query_{m}"]
-        if not c.empty:
-            ref = dict(zip(c["round"].astype(int), c["value"].to_numpy(np.float64)))
-            if not np.array_equal(_bits([ref[int(q)] for q in qids]), _bits(v)):
-                raise RunFileError(f"{run.experiment} {run.cell} trial {run.trial}: {m} differs from the committed")
+        raise RunFileError(f"{where}: {n} value(s) differ from the committed cell (largest difference "
+                           f"{np.max(np.abs(a - b)):.3g})")
+    value = dict(zip(keys, a))
+    for run in runs:
+        again = per_query(run.scores, run.labels, run.qid, tuple(run.per_query))
+        qids = np.unique(run.qid)
+        for m, v in again.items():
+            if not np.array_equal(_bits(v), _bits(run.per_query[m])):
+                raise RunFileError(f"{where} fold {run.fold}: {m} from the kept scores differs")
+            if (f"query_{m}", int(qids[0])) in value:
+                if not np.array_equal(_bits([value[(f"query_{m}", int(q))] for q in qids]), _bits(v)):
+                    raise RunFileError(f"{where} fold {run.fold}: {m} differs from the committed query values")
+            mean_key = (f"fold_test_{m}", run.fold) if len(runs) > 1 else (f"test_{m}", -1)
+            if mean_key in value and not np.array_equal(_bits(value[mean_key]), _bits(float(v.mean()))):
+                raise RunFileError(f"{where} fold {run.fold}: the mean of {m} differs from the committed {mean_key[0]}")
     return len(keys)
 
 
@@ -281,7 +308,8 @@ class Written:
     fold: int
     files: dict
     values_checked: int
-    tie_queries: int
+    #: the queries with tied scores across labels (where trec_eval may rank otherwise)
+    tie_queries: list[int]
     problem: str = ""
 
 
@@ -313,24 +341,24 @@ def write_runfiles(names: Iterable[str] | None = None, out: str | Path = "runs/r
             committed = pd.read_parquet(path)
             for t in (list(trials) if trials is not None else sorted(set(committed["trial"]))):
                 try:
-                    run = rerun_trial(exp, cid, int(t), dp)
-                    n = check_against(run, committed)
+                    runs = rerun_trial(exp, cid, int(t), dp)
+                    n = check_against(runs, committed)
                 except RunFileError as e:
                     echo(f"{name} {cid} trial {t}: NOT WRITTEN: {e}")
-                    done.append(Written(name, cid, int(t), -1, {}, 0, 0, str(e)))
+                    done.append(Written(name, cid, int(t), -1, {}, 0, [], str(e)))
                     continue
-                files = write_trial(run, out, exp.paper, exp.artefact)
-                ties = len(tie_queries(run))
-                echo(f"{name} {cid} trial {t} (fold {run.fold}): {n} committed values equal bit for bit; "
-                     f"{files['run']}" + (f" ({ties} queries with tied scores across labels)" if ties else ""))
-                done.append(Written(name, cid, int(t), run.fold, {k: str(v) for k, v in files.items()}, n, ties))
+                for run in runs:
+                    files = write_trial(run, out, exp.paper, exp.artefact)
+                    ties = tie_queries(run)
+                    echo(f"{name} {cid} trial {t} (fold {run.fold}): {n} committed values equal bit for bit; "
+                         f"{files['run']}" + (f" ({len(ties)} queries with tied scores across labels)" if ties else ""))
+                    done.append(Written(name, cid, int(t), run.fold, {k: str(v) for k, v in files.items()}, n, ties))
     index = out / "index.json"
     out.mkdir(parents=True, exist_ok=True)
     old = json.loads(index.read_text()) if index.is_file() else []
-    keyed = {(w["experiment"], w["cell"], w["trial"]): w for w in old}
-    keyed.update({(w.experiment, w.cell, w.trial): w.__dict__ for w in done})
-    _atomic(index, json.dumps(sorted(keyed.values(), key=lambda w: (w["experiment"], w["cell"], w["trial"])),
-                              indent=1) + "\n")
+    keyed = {(w["experiment"], w["cell"], w["trial"], w["fold"]): w for w in old}
+    keyed.update({(w.experiment, w.cell, w.trial, w.fold): w.__dict__ for w in done})
+    _atomic(index, json.dumps([keyed[k] for k in sorted(keyed)], indent=1) + "\n")
     return done
 
 
