@@ -143,6 +143,9 @@ def export(out: str | Path = "runs/export", root: str | Path = ".", only: list[s
     from ..io import atomic_write, write_parquet, write_text
 
     root, out = Path(root), Path(out)
+    for o in only or []:
+        if not ((root / "results" / o).is_dir() if "/" not in o else (root / "results" / f"{o}.json").is_file()):
+            raise FileNotFoundError(f"{o}: no paper folder or record under {root / 'results'}")
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for paper_dir in sorted(p for p in (root / "results").iterdir() if p.is_dir() and p.name != "report"):
