@@ -54,8 +54,8 @@ DICTIONARY_HEAD = """# Data dictionary of the tidy export
 `results/<paper>/<artefact>/cells/*.parquet` and records `results/<paper>/<artefact>.json`,
 one long table per paper: `DIR/<paper>.csv.gz` (gzipped CSV) and `DIR/<paper>.parquet` (the same rows; the
 parquet keeps the types: `trial` int64, `round` nullable int64, `value` float64; the CSV
-writes floats with 17 significant digits, so they read back to the same doubles, and an
-empty field where a value is missing).  One row is one committed value: one trial of one
+writes each float as the shortest decimal that reads back to the same double, and an empty
+field where a value is missing).  One row is one committed value: one trial of one
 cell, one metric, one round.  The report's tables are the mean over trials of a (cell,
 metric, round) and its 95% Student-t half-width (`t(0.975, n - 1) * sd / sqrt(n)`, sd with
 ddof = 1); the record's `table` keeps them.
@@ -160,7 +160,7 @@ def export(out: str | Path = "runs/export", root: str | Path = ".", only: list[s
             continue
         csv = out / f"{paper_dir.name}.csv.gz"
         # gzip level 1: a paper's table is up to ~1 GB as text, ~60 MB so (pandas and R read it as it is)
-        atomic_write(csv, lambda tmp: table.to_csv(tmp, index=False, float_format="%.17g", lineterminator="\n",
+        atomic_write(csv, lambda tmp: table.to_csv(tmp, index=False, lineterminator="\n",
                                                    compression={"method": "gzip", "compresslevel": 1, "mtime": 0}))
         pq = out / f"{paper_dir.name}.parquet"
         write_parquet(table, pq)
