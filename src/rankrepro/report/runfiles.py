@@ -1,8 +1,8 @@
 """TREC run files and per-query evaluation files of the committed LETOR cells, made on demand.
 
-A LETOR cell (``experiment.protocol: letor``: Elsas et al. (2008) and the arena's LETOR
-experiments; Shivaswamy & Joachims' web search figures have no test ranking, only the regret of
-online rounds) keeps, per trial, each test query's MAP and NDCG@k (``query_<metric>``, the query
+A LETOR cell (``experiment.protocol: letor``: Elsas et al.'s Table 4 and the arena's LETOR
+experiments; Elsas et al.'s Fig. 1 and Table 5 record no test metric, and Shivaswamy & Joachims'
+web search figures have no test ranking, only the regret of online rounds) keeps, per trial, each test query's MAP and NDCG@k (``query_<metric>``, the query
 id in ``round``), not the test scores behind them: those exist only inside the trial
 (:func:`rankrepro.protocols.letor.letor_trial`).  Writing them for every cell would add hundreds
 of megabytes to the repository, so they are made here when asked for
@@ -278,13 +278,17 @@ def read_eval(path: str | Path) -> dict[str, dict[str, float]]:
 # every cell of the committed LETOR experiments
 # ------------------------------------------------------------------------------------
 def ranking_experiments(root: Path = Path(".")) -> list[str]:
-    """The committed experiments whose protocol ranks test queries (from their resolved configs)."""
+    """The committed experiments whose protocol ranks test queries and which record test metrics
+    (from their resolved configs): Elsas et al.'s Fig. 1 keeps only validation curves, so its
+    cells hold no per-query value a run file could be checked against, and it is left out."""
     from omegaconf import OmegaConf
 
     out = []
     for p in sorted((root / "results").glob("*/*.config.yaml")):
         cfg = OmegaConf.load(p)
-        if OmegaConf.select(cfg, "experiment.protocol") in RANKING_PROTOCOLS:
+        metrics = OmegaConf.select(cfg, "experiment.metrics") or []
+        if (OmegaConf.select(cfg, "experiment.protocol") in RANKING_PROTOCOLS
+                and any(str(m).startswith("test_") for m in metrics)):
             out.append(f"{p.parent.name}/{p.name[:-len('.config.yaml')]}")
     return out
 
@@ -298,6 +302,23 @@ def committed_experiment(name: str, root: Path = Path("."), scale: str = "paper"
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no record of {name} at {scale} scale here")
     return load_resolved(path, name, scale)
+
+
+def _update_index(out: Path, done: list) -> None:
+    """``OUT/index.json``: every trial and fold written (or not, and why), merged with what an
+    earlier run wrote there; rewritten after each cell, so an interrupted run leaves it true."""
+    index = out / "index.json"
+    out.mkdir(parents=True, exist_ok=True)
+    old = json.loads(index.read_text()) if index.is_file() else []
+    keyed = {(w["experiment"], w["cell"], w["trial"], w["fold"]): w for w in old}
+    keyed.update({(w.experiment, w.cell, w.trial, w.fold): w.__dict__ for w in done})
+    # a trial written now replaces its earlier failure (fold -1), and the other way round
+    for w in done:
+        if w.problem:
+            keyed = {k: v for k, v in keyed.items() if k[:3] != (w.experiment, w.cell, w.trial) or k[3] == -1}
+        else:
+            keyed.pop((w.experiment, w.cell, w.trial, -1), None)
+    _atomic(index, json.dumps([keyed[k] for k in sorted(keyed)], indent=1) + "\n")
 
 
 @dataclass
@@ -339,6 +360,9 @@ def write_runfiles(names: Iterable[str] | None = None, out: str | Path = "runs/r
                 echo(f"{name} {cid}: no committed cell, skipped")
                 continue
             committed = pd.read_parquet(path)
+            if not committed["metric"].str.startswith("query_").any():
+                echo(f"{name} {cid}: the cell keeps no per-query value to check a run against, skipped")
+                continue
             for t in (list(trials) if trials is not None else sorted(set(committed["trial"]))):
                 try:
                     runs = rerun_trial(exp, cid, int(t), dp)
@@ -353,12 +377,7 @@ def write_runfiles(names: Iterable[str] | None = None, out: str | Path = "runs/r
                     echo(f"{name} {cid} trial {t} (fold {run.fold}): {n} committed values equal bit for bit; "
                          f"{files['run']}" + (f" ({len(ties)} queries with tied scores across labels)" if ties else ""))
                     done.append(Written(name, cid, int(t), run.fold, {k: str(v) for k, v in files.items()}, n, ties))
-    index = out / "index.json"
-    out.mkdir(parents=True, exist_ok=True)
-    old = json.loads(index.read_text()) if index.is_file() else []
-    keyed = {(w["experiment"], w["cell"], w["trial"], w["fold"]): w for w in old}
-    keyed.update({(w.experiment, w.cell, w.trial, w.fold): w.__dict__ for w in done})
-    _atomic(index, json.dumps([keyed[k] for k in sorted(keyed)], indent=1) + "\n")
+            _update_index(out, done)
     return done
 
 
