@@ -6,8 +6,9 @@ trec_eval's MAP is LETOR's (labels >= 1 relevant, 0 for a query without relevant
 its NDCG is not (linear gains, discount 1/log2(r + 1); LETOR: gains 2^label - 1, no discount at
 ranks 1 and 2, 1/log2(r) after), so NDCG@k is read from the run file and qrels by the
 transcription of LETOR's script below (as in tests/test_letor_metrics_official.py).  trec_eval
-orders tied scores by document id, LETOR by file order: the last test shows the run file's
-ranks and trec_eval's order then differ exactly as said.
+orders tied scores by document id and compares scores in single precision, LETOR by file order in
+double precision: the tests show trec_eval's order then differs exactly as said, and that the
+``.ranks.run`` file (scores n - rank + 1) gives trec_eval LETOR's ranking.
 """
 import math
 from pathlib import Path
@@ -92,13 +93,18 @@ def test_trec_eval_reads_the_committed_map(trial):
     # trec_eval sums precisions in rank order, numpy pairwise: equal to the last bits or nearly
     np.testing.assert_allclose(got, ref, rtol=0, atol=1e-12)
     assert (got == ref).mean() > 0.9
-    # where tied scores join labels, trec_eval ranks the tie by document id, descending
+    # where tied scores join labels, trec_eval ranks the tie by document id, descending, and it
+    # compares the scores in single precision
     for q in ties:
         docs = sorted(run[q].items(), key=lambda kv: kv[0], reverse=True)  # document id, descending
-        docs.sort(key=lambda kv: -kv[1])  # then score, descending (stable: ties keep the id order)
+        docs.sort(key=lambda kv: -np.float32(kv[1]))  # then score, descending (stable: ties keep the id order)
         assert res[q]["map"] == pytest.approx(letor_script([qrels[q][d] for d, _ in docs]), abs=1e-12)
         # ... and here that moves the query's MAP off LETOR's (query 17577: 0.9285 against 0.9330)
         assert abs(res[q]["map"] - want[q]) > 1e-3
+    # the .ranks.run file (scores n - rank + 1) gives trec_eval LETOR's ranking on every query
+    with open(w.files["ranks_run"]) as f:
+        res = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(pytrec_eval.parse_run(f))
+    np.testing.assert_allclose([res[q]["map"] for q in want], list(want.values()), rtol=0, atol=1e-12)
 
 
 def test_the_run_file_gives_the_committed_ndcg_by_letors_definition(trial):
@@ -128,21 +134,27 @@ def test_the_evaluation_file_is_the_committed_cell_bit_for_bit(trial):
 
 
 def test_tied_scores_trec_eval_orders_by_docid_letor_by_file_order(tmp_path):
-    # query 1: the tie joins labels 0 and 2; query 2: ties of equal labels only
-    scores = np.array([0.5, 0.5, 0.1, 0.9, 0.3, 0.3])
-    labels = np.array([0, 2, 1, 0, 1, 1])
-    qid = np.array([1, 1, 1, 2, 2, 2])
-    docid = np.array(["a", "b", "c", "d", "e", "f"])
-    run = TrialRun("x/y", "cell", 0, 1, scores, labels, qid, docid, {"map": np.array([7 / 12, 7 / 12])}, [])
-    assert tie_queries(run) == [1]
+    # query 1: an exact tie joins labels 0 and 2; query 2: a tie of equal labels only; query 3:
+    # scores apart in double precision, equal in single (trec_eval's), with labels 0 and 1
+    scores = np.array([0.5, 0.5, 0.1, 0.9, 0.3, 0.3, 0.7 + 1e-12, 0.7])
+    labels = np.array([0, 2, 1, 0, 1, 1, 0, 1])
+    qid = np.array([1, 1, 1, 2, 2, 2, 3, 3])
+    docid = np.array(["a", "b", "c", "d", "e", "f", "g", "h"])
+    run = TrialRun("x/y", "cell", 0, 1, scores, labels, qid, docid, {"map": np.array([7 / 12, 7 / 12, 0.5])}, [])
+    assert tie_queries(run) == [1, 3]
     files = write_trial(run, tmp_path, "x", "y")
     with open(files["qrels"]) as f:
         qrels = pytrec_eval.parse_qrel(f)
     lists = read_ranked(files["run"], qrels)
     assert lists["1"] == [0, 2, 1]  # the run file's ranks: file order within the tie (a before b)
     assert letor_script(lists["1"]) == pytest.approx(7 / 12, abs=1e-15)  # labels 0, 2, 1: (1/2 + 2/3) / 2
+    assert lists["3"] == [0, 1] and letor_script(lists["3"]) == 0.5  # g's score is the higher double
     with open(files["run"]) as f:
         res = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(pytrec_eval.parse_run(f))
     # trec_eval puts b (docid greater) before a: labels 2, 0, 1 -> (1/1 + 2/3) / 2
     assert res["1"]["map"] == pytest.approx((1 + 2 / 3) / 2, abs=1e-15)
     assert res["2"]["map"] == pytest.approx(letor_script(lists["2"]), abs=1e-15)
+    assert res["3"]["map"] == 1.0  # g and h tie in single precision: h (docid greater, label 1) first
+    with open(files["ranks_run"]) as f:
+        res = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(pytrec_eval.parse_run(f))
+    assert [res[q]["map"] for q in ("1", "2", "3")] == pytest.approx([7 / 12, 7 / 12, 0.5], abs=1e-15)

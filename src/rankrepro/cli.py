@@ -204,7 +204,7 @@ def _add_runfiles_export(sub) -> None:
                     "file and the fold's qrels under OUT/<paper>/<artefact>/ (rankrepro.report.runfiles).\n"
                     "Exits 1 when a trial does not give the committed values (nothing is written for it).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  rankrepro runfiles                                   # every LETOR cell (~15 CPU-minutes)\n"
+        epilog="examples:\n  rankrepro runfiles                                   # every LETOR cell (~8 CPU-minutes)\n"
                "  rankrepro runfiles arena/letor_mq2008 --cells ranksvm --trials 0 --out /tmp/runs")
     rf.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: every LETOR one)")
     rf.add_argument("--cells", nargs="+", default=None, help="only these cell ids")

@@ -21,7 +21,9 @@ of megabytes to the repository, so they are made here when asked for
   ``qrels/fold<f>.qrels`` (the fold's test labels: ``qid 0 docno label``),
   ``<cell>/trial<t>.fold<f>.run`` (``qid Q0 docno rank score tag``, the documents of each query
   in the protocol's order: score descending, ties in file order, as LETOR's evaluation script
-  ranks them; scores written with the shortest decimal that reads back to the same double) and
+  ranks them; scores written with the shortest decimal that reads back to the same double),
+  ``<cell>/trial<t>.fold<f>.ranks.run`` (the same ranking scored n - rank + 1: trec_eval ranks
+  it as LETOR does, see below) and
   ``<cell>/trial<t>.fold<f>.eval`` (``measure qid value`` as ``trec_eval -q`` prints it, with a
   last ``all`` line per measure: LETOR's MAP and NDCG@k, :mod:`rankrepro.metrics`, equal bit for
   bit to the committed ``query_*`` and ``test_*`` values); ``OUT/index.json`` lists every trial
@@ -30,10 +32,11 @@ of megabytes to the repository, so they are made here when asked for
 
 Documents are named by their LETOR document id (``#docid`` of the data files: ``GX...`` for
 MQ2008, the OHSUMED document number), so runs compare with another system's run on the same
-data.  trec_eval ignores the rank column and orders tied scores by document id (descending);
-LETOR keeps file order: on a query whose tied documents have different labels the two orders,
-and so trec_eval's MAP, can differ (:func:`tie_queries` lists such queries; the test says how
-many there are).
+data.  trec_eval ignores the rank column, keeps scores in single precision and orders tied
+scores by document id (descending); LETOR keeps double precision and file order: on a query
+whose tied documents (at float32) have different labels the two orders, and so trec_eval's MAP,
+can differ (:func:`tie_queries` lists such queries).  The ``.ranks.run`` file carries the
+protocol's order in its scores and gives trec_eval LETOR's ranking on every query.
 
 What this relies on in the protocol: a trial's spec names its fold (``fold``) or folds
 (``folds``), and :func:`~rankrepro.protocols.letor.letor_trial` evaluates the selected step's
@@ -215,11 +218,14 @@ def ranked(run: TrialRun) -> list[tuple[int, np.ndarray]]:
 
 
 def tie_queries(run: TrialRun) -> list[int]:
-    """The queries on which tied scores join documents of different labels: where a tool that
-    breaks ties otherwise (trec_eval: by document id) may rank, and score, differently."""
+    """The queries on which tied scores join documents of different labels, ties as trec_eval
+    sees them: it keeps a run's scores in single precision (float), so scores equal once rounded
+    to float32 tie there, and it orders them by document id, not by our rank column.  On these
+    queries trec_eval's (and every tool built on it: pytrec_eval, repro_eval) ranking, and so its
+    values, may differ from LETOR's."""
     out = []
     for q, idx in ranked(run):
-        s, y = run.scores[idx], run.labels[idx]
+        s, y = run.scores[idx].astype(np.float32), run.labels[idx]
         vals, count = np.unique(s, return_counts=True)
         if any(np.unique(y[s == v]).size > 1 for v in vals[count > 1]):
             out.append(q)
@@ -235,7 +241,10 @@ def _fmt(v: float) -> str:
 
 
 def write_trial(run: TrialRun, out: Path, paper: str, artefact: str) -> dict[str, Path]:
-    """Write the qrels of the trial's fold (once), its run file and its evaluation file."""
+    """Write the qrels of the trial's fold (once), its two run files and its evaluation file:
+    ``.run`` with the model's scores, ``.ranks.run`` the same ranking with each document's score
+    replaced by (documents of the query) - rank + 1, distinct small integers, so that trec_eval
+    (single precision, ties by document id) ranks exactly as LETOR does."""
     base = out / paper / artefact
     qrels = base / "qrels" / f"fold{run.fold}.qrels"
     if not qrels.is_file():
@@ -244,19 +253,23 @@ def write_trial(run: TrialRun, out: Path, paper: str, artefact: str) -> dict[str
         _atomic(qrels, "".join(lines))
     folder = base / run.cell
     folder.mkdir(parents=True, exist_ok=True)
-    run_path, eval_path = folder / f"trial{run.trial}.fold{run.fold}.run", folder / f"trial{run.trial}.fold{run.fold}.eval"
+    stem = f"trial{run.trial}.fold{run.fold}"
+    paths = {"qrels": qrels, "run": folder / f"{stem}.run", "ranks_run": folder / f"{stem}.ranks.run",
+             "eval": folder / f"{stem}.eval"}
     tag = run_tag(run.experiment, run.cell)
-    lines = []
+    lines, rank_lines = [], []
     for q, idx in ranked(run):
         lines += [f"{q} Q0 {run.docid[i]} {r} {_fmt(run.scores[i])} {tag}\n" for r, i in enumerate(idx, start=1)]
-    _atomic(run_path, "".join(lines))
+        rank_lines += [f"{q} Q0 {run.docid[i]} {r} {idx.size - r + 1} {tag}:ranks\n" for r, i in enumerate(idx, start=1)]
+    _atomic(paths["run"], "".join(lines))
+    _atomic(paths["ranks_run"], "".join(rank_lines))
     qids = np.unique(run.qid)
     ev = []
     for m, v in run.per_query.items():
         ev += [f"{m}\t{int(q)}\t{_fmt(x)}\n" for q, x in zip(qids, v)]
         ev.append(f"{m}\tall\t{_fmt(float(v.mean()))}\n")
-    _atomic(eval_path, "".join(ev))
-    return {"qrels": qrels, "run": run_path, "eval": eval_path}
+    _atomic(paths["eval"], "".join(ev))
+    return paths
 
 
 def _atomic(path: Path, text: str) -> None:
