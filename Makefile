@@ -36,7 +36,7 @@ export: $(STAMP)
 	$(VENV)/bin/rankrepro export --out runs/export
 
 ## TREC run files, per-query evaluation files and qrels of every committed LETOR cell, in runs/runfiles/
-## (each trial rerun and checked bit for bit against the committed per-query values; ~8 CPU-minutes)
+## (each trial rerun and checked bit for bit against the committed per-query values; about 30 CPU-minutes, estimated)
 runfiles: $(STAMP)
 	$(VENV)/bin/rankrepro runfiles --out runs/runfiles
 

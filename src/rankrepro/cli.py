@@ -204,11 +204,11 @@ def _add_runfiles_export(sub) -> None:
                     "file and the fold's qrels under OUT/<paper>/<artefact>/ (rankrepro.report.runfiles).\n"
                     "Exits 1 when a trial does not give the committed values (nothing is written for it).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  rankrepro runfiles                                   # every LETOR cell (~8 CPU-minutes)\n"
+        epilog="examples:\n  rankrepro runfiles                                   # every LETOR cell (~30 CPU-minutes)\n"
                "  rankrepro runfiles arena/letor_mq2008 --cells ranksvm --trials 0 --out /tmp/runs")
     rf.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: every LETOR one)")
     rf.add_argument("--cells", nargs="+", default=None, help="only these cell ids")
-    rf.add_argument("--trials", nargs="+", type=int, default=None, help="only these trials (trial i is fold i + 1)")
+    rf.add_argument("--trials", nargs="+", type=int, default=None, help="only these trials (letor: trial i is fold i + 1; letor_seeds: seed i, five folds)")
     rf.add_argument("--out", default="runs/runfiles", help="output folder (default: runs/runfiles)")
     rf.add_argument("--scale", default="paper",
                     help="the results of this scale (default: paper, the committed results/; else runs/<scale>/)")

@@ -42,11 +42,10 @@ What this relies on in the protocol: a trial's spec names its fold (``fold``) or
 (``folds``), and :func:`~rankrepro.protocols.letor.letor_trial` evaluates the selected step's
 test scores with one call of the module's ``per_query`` on ``TEST_METRICS`` per fold.  A
 protocol whose trial is one seed over the five folds, calling ``letor_trial`` once per fold
-(the ``letor_seeds`` of branch letor-seeds), gives one run file per fold of each seed
+(:mod:`rankrepro.protocols.letor_seeds`, Elsas et al.'s artefacts), gives one run file per fold of each seed
 (``trial<seed>.fold<f>``); its trial's ``query_*`` rows then cover the five folds' queries and
 each fold's mean is checked against ``fold_test_*`` (round = fold) instead of ``test_*``.
-Its name is in :data:`RANKING_PROTOCOLS` already (absent on a branch without it: no
-experiment names it).  Were ``letor_trial`` to stop
+Were ``letor_trial`` to stop
 calling ``per_query`` through its module (or to evaluate the test scores twice), the rerun
 stops with a :class:`RunFileError` instead of writing a wrong run.
 """
@@ -62,7 +61,7 @@ from typing import Callable, Iterable
 import numpy as np
 import pandas as pd
 
-#: the protocols whose cells have a test ranking per query (letor_seeds: branch letor-seeds)
+#: the protocols whose cells have a test ranking per query
 RANKING_PROTOCOLS = ("letor", "letor_seeds")
 
 
