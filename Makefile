@@ -29,6 +29,17 @@ report: $(STAMP)
 	$(PY) -m rankrepro.cli report
 	$(PY) scripts/results_doc.py
 
+## the tidy tables of every committed value, one per paper (gzipped CSV and parquet), and their data
+## dictionary, in runs/export/ (docs/export.md; read from the committed cells, nothing recomputed)
+.PHONY: export runfiles
+export: $(STAMP)
+	$(VENV)/bin/rankrepro export --out runs/export
+
+## TREC run files, per-query evaluation files and qrels of every committed LETOR cell, in runs/runfiles/
+## (each trial rerun and checked bit for bit against the committed per-query values; about 30 CPU-minutes, estimated)
+runfiles: $(STAMP)
+	$(VENV)/bin/rankrepro runfiles --out runs/runfiles
+
 ## first every committed record against its cells (each cell's sha256 against its fingerprint file
 ## and record; each record, table and Markdown aggregated again from its cells and compared byte for
 ## byte: `rankrepro verify --records`, all of them, ~2 CPU-minutes), every verdict recomputed

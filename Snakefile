@@ -14,6 +14,7 @@ include: "rules/data.smk"
 include: "rules/experiments.smk"
 include: "rules/arena.smk"
 include: "rules/report.smk"
+include: "rules/exports.smk"
 
 
 rule all:

@@ -175,6 +175,7 @@ def _parser() -> argparse.ArgumentParser:
                         formatter_class=argparse.RawDescriptionHelpFormatter,
                         epilog="example:\n  rankrepro report")
     rp.add_argument("--scale", default="paper", help="paper (default: results/) or another scale (runs/<scale>/)")
+    _add_runfiles_export(sub)
     ap.set_defaults(_commands=dict(sub.choices))
     return ap
 
@@ -191,6 +192,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         else:
             args._commands.get(args.cmd, ap).error(f"unrecognized arguments: {' '.join(extra)}")
     return args
+
+
+def _add_runfiles_export(sub) -> None:
+    """``rankrepro runfiles`` and ``rankrepro export``: what the committed results give to other tools."""
+    rf = sub.add_parser(
+        "runfiles", help="TREC run files and per-query evaluation files of the committed LETOR cells",
+        description="Rerun each trial of the committed LETOR cells (Elsas et al., the LETOR arena) from the\n"
+                    "committed config and seeds, check that it gives the committed per-query MAP and NDCG@k bit\n"
+                    "for bit, and write per cell, fold and trial a TREC run file, a trec_eval -q style evaluation\n"
+                    "file and the fold's qrels under OUT/<paper>/<artefact>/ (rankrepro.report.runfiles).\n"
+                    "Exits 1 when a trial does not give the committed values (nothing is written for it).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="examples:\n  rankrepro runfiles                                   # every LETOR cell (~30 CPU-minutes)\n"
+               "  rankrepro runfiles arena/letor_mq2008 --cells ranksvm --trials 0 --out /tmp/runs")
+    rf.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: every LETOR one)")
+    rf.add_argument("--cells", nargs="+", default=None, help="only these cell ids")
+    rf.add_argument("--trials", nargs="+", type=int, default=None, help="only these trials (letor: trial i is fold i + 1; letor_seeds: seed i, five folds)")
+    rf.add_argument("--out", default="runs/runfiles", help="output folder (default: runs/runfiles)")
+    rf.add_argument("--scale", default="paper",
+                    help="the results of this scale (default: paper, the committed results/; else runs/<scale>/)")
+    ex = sub.add_parser(
+        "export", help="one long table per paper (CSV and parquet) from the committed cells, with a data dictionary",
+        description="Write OUT/<paper>.csv.gz and OUT/<paper>.parquet: every value of the committed cells of the\n"
+                    "paper's artefacts, one row per (artefact, cell, trial, metric, round), with the algorithm,\n"
+                    "its grid values and the sensitivity choice of the cell; and OUT/DATA_DICTIONARY.md\n"
+                    "(rankrepro.report.export).  Reads only what is committed; recomputes nothing.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  rankrepro export --out /tmp/export")
+    ex.add_argument("only", nargs="*", metavar="PAPER[/ARTEFACT]", help="only these papers or artefacts (default: all)")
+    ex.add_argument("--out", default="runs/export", help="output folder (default: runs/export)")
+    ex.add_argument("--scale", default="paper",
+                    help="the results of this scale (default: paper, the committed results/; else runs/<scale>/)")
 
 
 # ------------------------------------------------------------------------------------
@@ -671,6 +704,18 @@ def _dispatch(args) -> int:
         from .report.html import rebuild_report
 
         print(rebuild_report(args.scale))
+    elif args.cmd == "runfiles":
+        from .report.runfiles import write_runfiles
+
+        done = write_runfiles(args.experiments or None, args.out, cells=args.cells, trials=args.trials,
+                              scale=args.scale)
+        return 1 if any(w.problem for w in done) else 0
+    elif args.cmd == "export":
+        from .pipeline.catalog import output_prefix
+        from .report.export import export
+
+        for path in export(args.out, root=output_prefix(args.scale) or ".", only=args.only or None):
+            print(path)
     elif args.cmd == "experiments":
         from .pipeline.catalog import load_catalog
 
