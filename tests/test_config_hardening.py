@@ -180,13 +180,14 @@ def test_a_full_disk_in_a_fingerprint_or_report_write_leaves_no_partial_file(tmp
     fp = tmp_path / "cells" / "prank.fingerprint"
     fp.parent.mkdir()
     fp.write_text("the previous fingerprint\n")
+    fp.with_suffix(".parquet").write_bytes(b"the cell's results")  # its sha256 goes into the fingerprint file
     _full_disk(monkeypatch)
     with pytest.raises(WriteFailed) as err:
         write_fingerprint(exp, exp.cells[0].id, None, fp)
     assert str(fp) in str(err.value)
     monkeypatch.undo()
     assert fp.read_text() == "the previous fingerprint\n"  # untouched, not truncated
-    assert [p.name for p in fp.parent.iterdir()] == ["prank.fingerprint"]
+    assert sorted(p.name for p in fp.parent.iterdir()) == ["prank.fingerprint", "prank.parquet"]
 
 
 def _report_tree(tmp_path, text: str) -> pathlib.Path:

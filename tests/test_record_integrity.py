@@ -48,7 +48,7 @@ def scratch(tmp_path):
 
 
 def _check(root: Path) -> list:
-    from rankrepro.pipeline.integrity import check
+    from rankrepro.records_check import check
 
     lines: list[str] = []
     problems = check(committed_catalog(), root=root, scratch=root / "runs" / "verify-records", names=[NAME],

@@ -627,7 +627,7 @@ def _verify(args) -> int:
             raise CliError(f"unknown experiment {name!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
     catalog = load_catalog("paper", cache_dir=default_cache_dir())
     if args.records:
-        from .pipeline.integrity import check
+        from .records_check import check
 
         return 1 if check(catalog, jobs=args.jobs, names=args.experiments or None) else 0
     checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,

@@ -28,13 +28,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from .cells import Experiment
-from .verify import file_digest, verification_path
+
+
+def file_digest(path) -> str:
+    """The sha256 of a file's bytes (as :func:`rankrepro.pipeline.verify.file_digest`, which
+    imports this module: kept here to keep the two apart)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 #: record fields that say when and where a record was written, not what it says (module docstring)
 UNCOMPARED = ("git_commit", "versions")
@@ -213,162 +216,3 @@ def compare_files(committed: Path, made: Path, rel) -> list[RecordProblem]:
         return []
     d = first_line_difference(a, b)
     return [RecordProblem(rel(committed), d)] if d else []
-
-
-def _data_status(exp: Experiment, rec: dict, root: Path) -> tuple[dict, bool]:
-    """What the aggregation is told of the data (as the workflow's ``status``), from the record
-    (which data set was used) and whether its manifest is here."""
-    ds = rec.get("dataset") or {}
-    used = ds.get("used")
-    status = {"runnable": True}
-    if used:
-        # as data.status.data_status says it: the configured source, or a substitute for it
-        status["used"] = used
-        if used != exp.cfg.dataset.source:
-            status["substitute_for"] = exp.cfg.dataset.source
-    here = not used or (root / "data" / "processed" / used / "manifest.json").is_file()
-    return status, here
-
-
-def reaggregate(exp: Experiment, rec: dict, root: Path, scratch: Path, load, known: dict) -> Path:
-    """The record made again from the committed cells into ``scratch`` (same relative paths);
-    returns the scratch record's path."""
-    from ..jobs import _aggregate
-
-    out = scratch / "results" / f"{exp.name}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    side = verification_path(root / "results" / f"{exp.name}.json")
-    if side.is_file():  # what `verify --record` verified of these cells: kept by a re-aggregation
-        verification_path(out).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(side, verification_path(out))
-    if rec.get("status") != "ran":
-        from ..report.artefact import build_not_run
-
-        build_not_run(exp, rec.get("reason", ""), rec.get("how_to_obtain", ""), out.with_suffix(".csv"),
-                      out.with_suffix(".md"), out)
-        return out
-    cells = [str(cell_file(root, exp, c.id)) for c in exp.all_cells]
-    family = [n for n in (rec.get("claim_family") or {}).get("artefacts", []) if n != exp.name]
-    siblings = [str(cell_file(root, load(n, False), c.id)) for n in family for c in load(n, False).cells]
-    status, here = _data_status(exp, rec, root)
-    _aggregate(load, exp.name, cells, str(out.with_suffix(".csv")), str(out.with_suffix(".md")), str(out),
-               status, siblings, known)
-    if not here and "sources" in (rec.get("dataset") or {}):
-        # the manifest is not here: the sources are the committed record's (module docstring)
-        from ..io import atomic_write, dumps
-
-        made = json.loads(out.read_text())
-        made["dataset"] = {**made["dataset"], "sources": rec["dataset"]["sources"]}
-        atomic_write(out, lambda tmp: Path(tmp).write_text(dumps(made)))
-    return out
-
-
-def _check_group(catalog: dict[str, Experiment], names: list[str], root: Path, scratch: Path,
-                 comparisons: bool) -> tuple[list[RecordProblem], list[str], int]:
-    """One claim family's records (they share their claims' p-values), or the arena's comparisons:
-    (problems, warnings, records checked)."""
-    def rel(p: Path) -> str:
-        try:
-            return str(Path(p).relative_to(root))
-        except ValueError:
-            return str(p)
-
-    problems: list[RecordProblem] = []
-    warnings: list[str] = []
-    if comparisons:
-        return problems, warnings, _check_comparisons(catalog, root, scratch, rel, problems)
-    known: dict[str, list[float]] = {}
-
-    def load(name: str, sensitivity: bool = True) -> Experiment:
-        return catalog[name]
-
-    n = 0
-    for name in names:
-        exp = catalog[name]
-        path = root / "results" / f"{name}.json"
-        n += 1
-        try:
-            rec = json.loads(path.read_text())
-        except ValueError as e:
-            problems.append(RecordProblem(rel(path), f"not valid JSON ({e})"))
-            continue
-        if not isinstance(rec, dict):
-            problems.append(RecordProblem(rel(path), "not a record (a JSON object)"))
-            continue
-        if str(rec.get("git_commit", "")).endswith("+dirty"):
-            warnings.append(f"warning: {rel(path)} was made from a tree whose sources differed from commit "
-                            f"{str(rec['git_commit'])[:10]} (+dirty)")
-        if rec.get("status") == "ran":
-            problems += check_cells(exp, rec, root, rel)
-        try:
-            made = reaggregate(exp, rec, root, scratch, load, known)
-        except Exception as e:  # noqa: BLE001 - a record that cannot be made again is a finding, named
-            problems.append(RecordProblem(rel(path), f"cannot be aggregated again from its cells: {e}"))
-            continue
-        for ext in (".json", ".csv", ".md"):
-            problems += compare_files(path.with_suffix(ext), made.with_suffix(ext), rel)
-    return problems, warnings, n
-
-
-def check(catalog: dict[str, Experiment], root: str | Path = ".", scratch: str | Path | None = None,
-          echo=print, jobs: int = 1, names: list[str] | None = None) -> list[RecordProblem]:
-    """Every committed record of the catalog (or of ``names``) and, without ``names``, the
-    arena's comparisons: links 1 and 2 of the module docstring, one claim family per process
-    (``jobs``).  Prints one line per problem and a summary; returns the problems."""
-    from .cells import claim_family
-
-    root = Path(root)
-    scratch = Path(scratch) if scratch is not None else root / SCRATCH
-    if scratch.exists():
-        shutil.rmtree(scratch)
-    t0, c0 = time.perf_counter(), time.process_time()
-    groups: dict[str, list[str]] = {}
-    for name in sorted(names or catalog):
-        if (root / "results" / f"{name}.json").is_file():
-            groups.setdefault(claim_family(catalog[name]), []).append(name)
-    tasks = [(g, False) for g in groups.values()] + ([([], True)] if names is None else [])
-    if jobs != 1 and len(tasks) > 1:
-        from joblib import Parallel, delayed
-
-        results = Parallel(n_jobs=jobs)(delayed(_check_group)(catalog, g, root, scratch, c) for g, c in tasks)
-    else:
-        results = [_check_group(catalog, g, root, scratch, c) for g, c in tasks]
-    problems = [p for r in results for p in r[0]]
-    for w in (w for r in results for w in r[1]):
-        echo(w)
-    for p in problems:
-        echo(f"DIFFERS: {p}")
-    n = sum(r[2] for r in results)
-    echo(f"records check: {n} record(s) aggregated again from their cells and compared with the committed files "
-         f"(git_commit and versions apart), every cell's bytes checked against its fingerprint file and record: "
-         f"{len({p.path for p in problems})} file(s) differ ({time.perf_counter() - t0:.0f} s, "
-         f"{time.process_time() - c0:.0f} CPU s in this process)")
-    return problems
-
-
-def _check_comparisons(catalog, root: Path, scratch: Path, rel, problems: list[RecordProblem]) -> int:
-    """The arena's comparison records, made again from their experiments' committed cells."""
-    from ..config_files import find_config_dir, list_experiments
-    from ..report.arena import build_comparison, list_arenas, load_arena
-
-    config_dir = find_config_dir(root)
-    n = 0
-    for family in list_arenas(config_dir):
-        path = root / "results" / "arena" / "comparison" / f"{family}.json"
-        if not path.is_file():
-            continue
-        n += 1
-        arena = load_arena(family, config_dir, list_experiments(config_dir))
-        exps = {m: catalog[m] for m in arena.experiments}
-        cells = {m: [str(cell_file(root, e, c.id)) for c in e.cells] for m, e in exps.items()}
-        out = scratch / "results" / "arena" / "comparison" / f"{family}.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            build_comparison(arena, exps, cells, out, out.with_suffix(".md"), out.with_suffix(".csv"),
-                             scratch / "figures" / "arena" / "comparison" / f"cd_{family}.png")
-        except Exception as e:  # noqa: BLE001
-            problems.append(RecordProblem(rel(path), f"cannot be compared again from its cells: {e}"))
-            continue
-        for ext in (".json", ".csv", ".md"):
-            problems += compare_files(path.with_suffix(ext), out.with_suffix(ext), rel)
-    return n

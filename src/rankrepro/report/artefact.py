@@ -15,6 +15,7 @@ from .. import provenance
 from ..files import read_cell, read_json
 from ..data.registry import substitute_label
 from ..metrics import METRICS
+from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
 from ..files import atomic_write
 from ..io import dumps
 from ..pipeline.cells import Experiment, claim_family, config_fingerprint

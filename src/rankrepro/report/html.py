@@ -326,6 +326,9 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
     loaded, problems = [], []
     for p in json_paths:
         rec = read_json(p, "record")  # a truncated file, NaN, not an object: named, one line
+        for key in (("name", "family") if rec.get("kind") == "comparison" else ("name", "paper", "artefact")):
+            if key not in rec:
+                raise DamagedFile(p, f"the record has no field '{key}'")
         problems += record_problems(p, rec)
         loaded.append((p, rec))
     if problems:

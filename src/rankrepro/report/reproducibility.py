@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import METRICS, TIMING_METRICS
+from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
 from ..pipeline.cells import Cell, Experiment
 from ..stats import effect_ratio, kendall_tau_b, relative_improvement, rmse
 
