@@ -315,8 +315,9 @@ def test_the_help_examples_run(where, line, capsys, monkeypatch):
     """Each example of the help, run as written: `run` and `arena` with --cfg job appended (the
     whole config composed and checked, a learner of one's own imported, nothing run); the
     others for real, except `verify` (minutes of paper-scale cells), whose examples must parse
-    and name experiments that exist, and `report`, which would rewrite the committed report
-    (tests/test_report_html.py renders it from records in a scratch folder)."""
+    and name experiments that exist, `report`, which would rewrite the committed report
+    (tests/test_report_html.py renders it from records in a scratch folder), and `runfiles` and
+    `export` (minutes of work; their own tests run them on small selections)."""
     import shlex
 
     from rankrepro.cli import parse_args
@@ -338,6 +339,12 @@ def test_the_help_examples_run(where, line, capsys, monkeypatch):
         return
     if argv[0] == "report":
         assert parse_args(argv).scale == "paper"
+        return
+    if argv[0] in ("runfiles", "export"):
+        # minutes of reruns or a 75 MB export: parsed here; tests/test_runfiles.py and
+        # tests/test_export.py run both on small selections
+        args = parse_args(argv)
+        assert set(getattr(args, "experiments", None) or []) <= set(list_experiments())
         return
     if argv[0] in ("run", "arena"):
         argv = [*argv, "--cfg", "job"]
