@@ -325,13 +325,18 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
         x, y = _paired(a, b, metric, round)
         return float(paired_t_greater(x, y))
 
-    def sv(choice: str, value: str, cell: str, metric: str) -> float:
+    def _value_of(choice: str, value: str) -> dict:
+        """One value's entry of an open choice in the record's sensitivity section."""
         sc = _choice(record, choice)
         if sc is None:
             raise KeyError(f"no open choice '{choice}'")
         val = next((x for x in sc["values"] if x["value"] == str(value)), None)
         if val is None:
             raise KeyError(f"open choice '{choice}' has no value '{value}'")
+        return val
+
+    def sv(choice: str, value: str, cell: str, metric: str) -> float:
+        val = _value_of(choice, value)
         h = next((x for x in val["headline"] if x["cell"] == cell and x["metric"] == metric), None)
         if h is None:
             raise KeyError(f"choice {choice}={value}: no headline value of cell '{cell}', metric '{metric}'")
@@ -392,12 +397,7 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
 
     def cv(choice: str, value: str, claim: str) -> str:
         """A claim's verdict under one value of an open choice (the sensitivity section's)."""
-        sc = _choice(record, choice)
-        if sc is None:
-            raise KeyError(f"no open choice '{choice}'")
-        val = next((x for x in sc["values"] if x["value"] == str(value)), None)
-        if val is None:
-            raise KeyError(f"open choice '{choice}' has no value '{value}'")
+        val = _value_of(choice, value)
         c = next((x for x in val["claims"] if x["id"] == claim), None)
         if c is None:
             raise KeyError(f"choice {choice}={value}: no claim '{claim}'")
