@@ -352,3 +352,20 @@ def test_the_help_examples_run(where, line, capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert rc == 0, f"`{line}`: {err}"
     assert out.strip(), line
+
+
+def test_verify_record_refuses_a_modified_tree_before_any_work(monkeypatch, capsys):
+    """A verification stamp must name a clean commit: `verify --record` from a tree whose tracked
+    sources differ from HEAD stops in one line, before the catalog is loaded or a cell recomputed."""
+    from rankrepro import cli, provenance
+    from rankrepro.pipeline import catalog
+
+    monkeypatch.setattr(provenance, "git_commit", lambda path=".": "f" * 40 + "+dirty")
+
+    def no_catalog(*a, **k):
+        raise AssertionError("the catalog was loaded")
+
+    monkeypatch.setattr(catalog, "load_catalog", no_catalog)
+    assert cli.main(["verify", "--record", "harrington2003/table1"]) == 2
+    err = capsys.readouterr().err
+    assert "commit or stash" in err and err.count("\n") == 1

@@ -184,3 +184,30 @@ def test_the_workflow_reruns_a_cell_whose_bytes_changed(workflow):
     assert f"results/{WF_NAME}/cells/list-rankingRNRNRN.parquet" in out
     # only that cell: the others' bytes are those their fingerprint files name
     assert out.count("rule run_cell:") == 1, out[-3000:]
+
+
+def test_a_record_whose_content_is_unchanged_is_not_rewritten(tmp_path):
+    """Re-aggregating one artefact re-runs its claim family's siblings; a sibling whose content is
+    the same keeps its file as it was (the commit and machine that first wrote that content),
+    and a sibling whose content moved is written with the new stamps."""
+    import json
+
+    from rankrepro.pipeline.integrity import seal_problem, write_sealed
+
+    path = tmp_path / "fig2.json"
+    rec = {"name": "p/fig2", "table": [{"mean": 0.25, "ci": float("nan")}], "git_commit": "a" * 40,
+           "versions": {"platform": "one"}}
+    assert write_sealed(path, rec)
+    before = path.read_bytes()
+    again = dict(rec, git_commit="b" * 40 + "+dirty", versions={"platform": "another"})
+    assert not write_sealed(path, again)
+    assert path.read_bytes() == before
+    moved = dict(again, table=[{"mean": 0.26, "ci": float("nan")}])
+    assert write_sealed(path, moved)
+    got = json.loads(path.read_text())
+    assert got["git_commit"] == "b" * 40 + "+dirty" and got["table"][0]["mean"] == 0.26
+    assert seal_problem(got) is None
+    # a file edited by hand (its seal broken) is written again even when the content matches
+    path.write_text(path.read_text().replace('"another"', '"edited"'))
+    assert write_sealed(path, moved)
+    assert seal_problem(json.loads(path.read_text())) is None

@@ -125,8 +125,35 @@ def test_committed_records_are_todays_code():
 
 def test_committed_report_is_made_from_a_clean_tree():
     page = (ROOT / "results/report/index.html").read_text()
-    m = re.search(r"Generated from git commit ([^.<]+)\.", page)
+    m = re.search(r"Generated from the sources of git commit ([^.<]+)\.", page)
     assert m and re.fullmatch(r"[0-9a-f]{40}", m.group(1)), m and m.group(1)
+
+
+def test_report_names_the_sources_commit_not_head(tmp_path):
+    """The report names the last commit of the sources: committing the outputs (the report
+    itself) does not move it, so the report rebuilt from the commit that holds it is the same."""
+    import subprocess
+
+    from rankrepro import provenance
+
+    def git(*a):
+        return subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True, text=True).stdout.strip()
+
+    git("init", "-q")
+    git("config", "user.email", "t@t")
+    git("config", "user.name", "t")
+    (tmp_path / "src.py").write_text("x = 1\n")
+    git("add", "src.py")
+    git("commit", "-qm", "sources")
+    sources = git("rev-parse", "HEAD")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "index.html").write_text("report\n")
+    git("add", "results")
+    git("commit", "-qm", "outputs")
+    assert git("rev-parse", "HEAD") != sources
+    assert provenance.source_commit(tmp_path) == sources
+    (tmp_path / "src.py").write_text("x = 2\n")  # a tracked source edited: the report says so
+    assert provenance.source_commit(tmp_path) == sources + "+dirty"
 
 
 def test_links_to_each_artefacts_files_resolve(tmp_path):

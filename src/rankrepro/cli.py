@@ -625,6 +625,12 @@ def _verify(args) -> int:
         if name not in known:
             near = difflib.get_close_matches(name, known, n=1)
             raise CliError(f"unknown experiment {name!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+    if args.record:  # a verification stamp names the exact code it ran: refused from a modified tree
+        from .provenance import git_commit
+
+        if git_commit().endswith("+dirty"):
+            raise CliError("verify --record stamps the records with the commit the cells were verified at, and "
+                           "tracked sources differ from it (git status): commit or stash them first")
     catalog = load_catalog("paper", cache_dir=default_cache_dir())
     if args.records:
         from .records_check import check

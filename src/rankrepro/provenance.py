@@ -32,6 +32,24 @@ def git_commit(path: str | Path = ".") -> str:
         return "unknown"
 
 
+def source_commit(path: str | Path = ".") -> str:
+    """The last commit that changed anything but the pipeline's outputs (:data:`OUTPUT_DIRS`),
+    with ``+dirty`` as :func:`git_commit` adds it: the sources a report is made from.  Unlike
+    HEAD, committing the outputs themselves does not change it, so the report rebuilt in a
+    fresh clone of the commit that holds it names the same commit (and is the same bytes)."""
+    try:
+        out = subprocess.run(["git", "log", "-1", "--format=%H", "--", ".",
+                              *(f":(exclude){d}" for d in OUTPUT_DIRS)], cwd=path, capture_output=True,
+                             text=True, timeout=10)
+        sha = out.stdout.strip()
+        if out.returncode != 0 or not sha:
+            return git_commit(path)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    head = git_commit(path)
+    return sha + ("+dirty" if head.endswith("+dirty") else "")
+
+
 def versions() -> dict[str, str]:
     """Python, the platform and the packages' versions; rankrepro's is the code's own
     ``rankrepro.__version__`` (an editable install's metadata keeps the version it was

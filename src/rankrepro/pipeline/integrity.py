@@ -74,6 +74,29 @@ def seal(record: dict) -> dict:
     return {**rest, "record_sha256": hashlib.sha256(dumps(rest).encode()).hexdigest()}
 
 
+def write_sealed(path, record: dict) -> bool:
+    """Write ``record`` sealed (:func:`seal`) to ``path``, unless the file there already says the
+    same: equal but for :data:`UNCOMPARED` (when and where it was written).  Then the file is
+    left as it is, with the commit and machine that first wrote that content: re-aggregating one
+    artefact rewrites none of its siblings' records whose content did not change.  Returns
+    whether the file was written."""
+    from ..files import atomic_write
+    from ..io import dumps
+
+    p = Path(path)
+    if p.is_file():
+        try:
+            old = json.loads(p.read_text())
+        except (OSError, ValueError):
+            old = None
+        if isinstance(old, dict) and seal_problem(old) is None:
+            strip = lambda d: {k: v for k, v in d.items() if k not in (*UNCOMPARED, "record_sha256")}  # noqa: E731
+            if strip(old) == json.loads(dumps(strip(record))):
+                return False
+    atomic_write(p, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
+    return True
+
+
 def seal_problem(record: dict) -> str | None:
     """None when ``record_sha256`` is the record's (:func:`seal`), else what is wrong."""
     if not isinstance(record, dict) or "record_sha256" not in record:

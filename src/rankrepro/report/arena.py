@@ -357,7 +357,6 @@ def build_comparison(arena: Arena, exps: dict[str, Experiment], cell_paths: dict
                      out_json: str | os.PathLike, out_md: str | os.PathLike, out_csv: str | os.PathLike,
                      out_png: str | os.PathLike, datasets: dict[str, str] | None = None) -> dict:
     """Read each member's cell files (``cell_paths[name]``), compare, write the outputs."""
-    from ..io import dumps
     from .artefact import load_cells
 
     trials = {name: load_cells(paths) for name, paths in cell_paths.items()}
@@ -368,14 +367,16 @@ def build_comparison(arena: Arena, exps: dict[str, Experiment], cell_paths: dict
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(rec)))
     fig = draw_cd(rec)
     png.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=130))
-    atomic_write(png.with_suffix(".pdf"), lambda tmp: fig.savefig(tmp, format="pdf"))
+    # no dates or software versions in the files: a rebuild of the same comparison writes the same bytes
+    atomic_write(png, lambda tmp: fig.savefig(tmp, format="png", dpi=130, metadata={"Software": None}))
+    atomic_write(png.with_suffix(".pdf"), lambda tmp: fig.savefig(tmp, format="pdf", metadata={
+        "CreationDate": None, "Creator": None, "Producer": None}))
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    from ..pipeline.integrity import seal
+    from ..pipeline.integrity import write_sealed
 
-    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(seal(rec))))
+    write_sealed(out_json, rec)
     return rec
 
 

@@ -17,9 +17,8 @@ from ..data.registry import substitute_label
 from ..metrics import METRICS
 from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
 from ..files import atomic_write
-from ..io import dumps
 from ..pipeline.cells import Experiment, claim_family, config_fingerprint
-from ..pipeline.integrity import cells_sha256, seal
+from ..pipeline.integrity import cells_sha256, write_sealed
 from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, equivalence_why, evaluate_claims,
@@ -316,7 +315,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         record["verified"] = verified
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens, repro)))
-    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
+    write_sealed(out_json, record)
     return record
 
 
@@ -332,5 +331,5 @@ def build_not_run(exp: Experiment, reason: str, how_to_obtain: str, out_csv: str
     atomic_write(out_csv, lambda tmp: Path(tmp).write_text(",".join(
         ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]) + "\n"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(md))
-    atomic_write(out_json, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
+    write_sealed(out_json, record)
     return record

@@ -288,7 +288,8 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
            head_commit: str | None = None, kept: dict[str, str] | None = None,
            comparisons: list[tuple[dict, str | None]] = ()) -> str:
     """The page.  ``files``: per record name, the (label, relative link) of its files;
-    ``head_commit``: the commit the report is made from (default: the working tree's);
+    ``head_commit``: the commit the report is made from (default: the last commit of the sources,
+    :func:`rankrepro.provenance.source_commit`, which committing the report itself does not move);
     ``kept``: the reproduced records whose data are absent here, shown as committed (name -> why);
     ``comparisons``: the arena's comparison records and their diagrams, shown first in their section."""
     files, kept = files or {}, kept or {}
@@ -303,11 +304,11 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
     verified = [a["rec"]["verified"] for a in ran if a["rec"].get("verified")]
     caveat = not_evidence(scale)
     return ENV.get_template("report.html").render(
-        scale=scale, head_commit=head_commit or provenance.git_commit(), papers=papers, artefacts=scored,
+        scale=scale, head_commit=head_commit or provenance.source_commit(), papers=papers, artefacts=scored,
         sc=scorecard([a["rec"] for a in scored]), n_ran=len(ran), caveat=caveat,
         caveat_parts=caveat.split(". ", 1) if caveat else None, kept=sorted(kept),
         not_run=[a["rec"] for a in arts if not a["ran"]], stale=[a for a in arts if a["stale"]],
-        verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: cv[1]))
+        verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])))
 
 
 class RecordMismatch(ValueError):
