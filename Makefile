@@ -26,8 +26,8 @@ reproduce: $(STAMP)
 ## the report (and docs/results.md's numbers) again from the committed records and figures, in
 ## seconds (nothing recomputed)
 report: $(STAMP)
-	$(PY) -m rankrepro.cli report
 	$(PY) scripts/results_doc.py
+	$(PY) -m rankrepro.cli report
 
 ## the tidy tables of every committed value, one per paper (gzipped CSV and parquet), and their data
 ## dictionary, in runs/export/ (docs/export.md; read from the committed cells, nothing recomputed)

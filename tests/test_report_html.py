@@ -5,6 +5,7 @@ stale provenance said, links to each artefact's files, Fig. 7's swept curves tol
 colour, and no absolute path of the machine in what is written."""
 import copy
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -369,3 +370,26 @@ def test_the_templates_ship_with_the_package():
     files = [p.relative_to(TEMPLATES.parent).as_posix() for p in TEMPLATES.rglob("*") if p.is_file()]
     assert {"templates/report.html", "templates/artefact.html"} <= set(files)
     assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files), files
+
+
+def test_make_report_rebuilds_the_committed_report_byte_for_byte():
+    """`make report` (rankrepro report) on a clean checkout writes exactly the committed report:
+    the header names the sources' commit (not HEAD, which committing the report moves), the
+    verifications are listed in a fixed order, nothing depends on the machine or the time."""
+    from rankrepro import provenance
+
+    if provenance.git_commit(ROOT).endswith("+dirty"):
+        pytest.skip("tracked sources are modified: the committed report names a clean commit")
+    out = ROOT / "results" / "report" / f".rebuilt-{os.getpid()}.html"  # beside it: the same relative links
+    records = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "results").glob("*/*.json"))
+    records += sorted(str(p.relative_to(ROOT)) for p in (ROOT / "results").glob("*/comparison/*.json"))
+    pngs = {f"{p.parent.name}/{p.stem}": str(p.relative_to(ROOT))
+            for p in [*(ROOT / "figures").glob("*/*.png"), *(ROOT / "figures").glob("*/comparison/*.png")]}
+    cwd = os.getcwd()
+    try:
+        os.chdir(ROOT)
+        rh.build_report(records, pngs, out.relative_to(ROOT), "paper")
+        assert out.read_bytes() == (ROOT / "results/report/index.html").read_bytes()
+    finally:
+        os.chdir(cwd)
+        out.unlink(missing_ok=True)
