@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,6 +93,7 @@ def write_sealed(path, record: dict) -> bool:
         if isinstance(old, dict) and seal_problem(old) is None:
             strip = lambda d: {k: v for k, v in d.items() if k not in (*UNCOMPARED, "record_sha256")}  # noqa: E731
             if strip(old) == json.loads(dumps(strip(record))):
+                os.utime(p)  # its time is the job's, as if written (Snakemake plans by file times)
                 return False
     atomic_write(p, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
     return True
