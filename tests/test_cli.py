@@ -369,3 +369,14 @@ def test_verify_record_refuses_a_modified_tree_before_any_work(monkeypatch, caps
     assert cli.main(["verify", "--record", "harrington2003/table1"]) == 2
     err = capsys.readouterr().err
     assert "commit or stash" in err and err.count("\n") == 1
+
+
+def test_a_sensitivity_cells_progress_line_gives_its_own_size():
+    """The cell job's first log line gives what the cell runs: the 5,000-round variant of a
+    50,000-round experiment says 5000 training rounds."""
+    from rankrepro.jobs import _load, cell_size_text
+
+    exp = _load("harrington2003/table1", "paper", "config", sensitivity=("training_rounds", "5000"))
+    assert "50000 training rounds" in cell_size_text(exp, "prank")
+    assert "5000 training rounds" in cell_size_text(exp, "prank~training_rounds=5000")
+    assert "50000" not in cell_size_text(exp, "prank~training_rounds=5000")

@@ -65,6 +65,14 @@ def trial_backend(backend: str, threads: int, scheduler: str | None = None, log:
         yield "dask", -1
 
 
+def cell_size_text(exp: Experiment, cell: str) -> str:
+    """What one cell runs, in its protocol's words: a sensitivity cell's own size (e.g.
+    ``training_rounds=5000`` of a 50,000-round run), not its main run's."""
+    from .protocols import PROTOCOLS
+
+    return PROTOCOLS[exp.cfg.experiment.protocol].size_text(exp.variant_of(exp.cell(cell))[0])
+
+
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
                  scheduler: str | None = None, fingerprint: str | None = None, reuse: str | None = None,
@@ -77,9 +85,7 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
     logger = _logger(log)
-    from .protocols import PROTOCOLS
-
-    size = PROTOCOLS[exp.cfg.experiment.protocol].size_text(exp)
+    size = cell_size_text(exp, cell)
     logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else "")
            + (f"; the main cell's trials taken from {reuse}" if reuse else ""))
     kept = None
