@@ -98,6 +98,12 @@ test-engines: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[slurm]'
 	$(PY) -m pytest -q -m engines
 
+## the tests that take the workflow or the command line end to end over minutes (a timing
+## artefact run twice, once under load): left out of `make test`, run by CI (.ci/run)
+.PHONY: test-long
+test-long: $(STAMP)
+	$(PY) -m pytest -q -n 2 --dist loadfile -m long
+
 ## the original data sets that cannot be had here, proven on fixtures of their official formats
 ## (scripts/make_fixtures.py): every artefact that uses one runs on it end to end at smoke scale and
 ## its record says original data (marked `fixtures`, skipped by `make test`); several minutes

@@ -192,7 +192,8 @@ def pytest_collection_modifyitems(config, items):
     # workflow (several minutes): `make test-fixtures` (pytest -m fixtures)
     for marker, why in (("engines", "a test against a real engine: run it with `make test-engines` (pytest -m engines)"),
                         ("fixtures", "the original data sets' fixtures through the workflow, minutes: run it with "
-                                     "`make test-fixtures` (pytest -m fixtures)")):
+                                     "`make test-fixtures` (pytest -m fixtures)"),
+                        ("long", "end to end over minutes: run it with `make test-long` (pytest -m long)")):
         if marker in chosen:
             continue
         skip = pytest.mark.skip(reason=why)
