@@ -393,3 +393,16 @@ def test_make_report_rebuilds_the_committed_report_byte_for_byte():
     finally:
         os.chdir(cwd)
         out.unlink(missing_ok=True)
+
+
+def test_the_report_uses_the_acm_terms_where_the_reader_meets_the_word():
+    """ACM 1.1: on the paper's own data a *replication*; on a substitute, a replication on other
+    data: said once at the top, and per artefact by what its data are."""
+    recs = [rec(p) for p in sorted((ROOT / "results").glob("*/*.json"))]
+    ran = [r for r in recs if r.get("status") == "ran" and r.get("kind") != "comparison" and "dataset" in r]
+    page = rh.render([(r, None) for r in ran], "paper", head_commit="0" * 40)
+    top = page.split('id="terms"', 1)[1].split("</p>", 1)[0]
+    assert "ACM" in top and "version 1.1" in top and "replication on other data" in top
+    subs = sum(not r["dataset"]["original"] for r in ran)
+    assert subs and page.count("(a replication on other data, ") == subs
+    assert page.count("(a replication, ") == len(ran) - subs
