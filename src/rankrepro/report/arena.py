@@ -350,6 +350,9 @@ def draw_cd(rec: dict):
                  f" by {rec['metric']}; Friedman p = {f['p_chi2']:.2g}, Iman-Davenport p = {f['p_F']:.2g}",
                  fontsize=9)
     fig.tight_layout()
+    from .scale_mark import mark_scale
+
+    mark_scale(fig, rec.get("scale", "paper"))  # a smoke comparison says so in the diagram
     return fig
 
 

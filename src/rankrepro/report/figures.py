@@ -22,6 +22,7 @@ from ..protocols import PROTOCOLS  # noqa: E402
 from .aggregate import resolve  # noqa: E402
 from .artefact import dataset_label  # noqa: E402
 from .html import data_used_label  # noqa: E402
+from .scale_mark import mark_scale  # noqa: E402
 
 _LINESTYLES = ["-", "--", "-.", ":"]
 
@@ -40,12 +41,52 @@ def shades(color: str, n: int) -> list[tuple[float, float, float]]:
     s = max(s, 0.45)
     return [colorsys.hls_to_rgb(h, 0.22 + 0.5 * i / (n - 1), s) for i in range(n)]
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "h")
+#: characters of a panel title per line at fontsize 10 across one 6.4-inch panel
+_PANEL_TITLE_CHARS = 62
+
+
+#: what a learner the paper's figure does not draw looks like beside the paper's learners: a
+#: colour of its own (unless its entry gives one), a dashed line and hollow markers, and
+#: ``ADDED`` after its label in the legend
+ADDED = " (added)"
+_ADDED_COLORS = ("#e6194b", "#3cb44b", "#911eb4", "#f58231", "#46f0f0", "#f032e6", "#808000", "#000075")
+_ADDED_MARKERS = ("*", "p", "<", ">", "8", "d", "H", "x")
+
+
+def named_algorithms(exp: Experiment) -> set[str]:
+    """The paper's learners: the algorithms the figure's panels name in their selectors.  A
+    panel without selectors draws every cell and names none."""
+    named: set[str] = set()
+    for panel in exp.cfg.experiment.figure.panels or []:
+        for sel in panel.select or []:
+            a = sel.get("algorithm")
+            if a is not None:
+                named.update([a] if isinstance(a, str) else [str(x) for x in a])
+    return named
+
+
+def added_algorithms(exp: Experiment) -> list[str]:
+    """Everything added: the experiment's algorithms that no panel names (a learner of one's
+    own added with ``+algorithms.<key>=...``, or one the experiment runs for a table that the
+    paper's figure does not draw), in the config's order.  Each is drawn in every panel that
+    names algorithms, in the style of :data:`ADDED`.  Empty when no panel names any algorithm
+    (every panel then draws every cell)."""
+    named = named_algorithms(exp)
+    if not named:
+        return []
+    return [str(a) for a in exp.cfg.algorithms if str(a) not in named]
 
 
 def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
-    """``data``: the artefact record's dataset entry (says whether a substitute was used)."""
+    """The figure of ``exp`` from its summary table (the aggregated curves).  Each panel draws
+    the cells its selectors pick (the paper's learners, in their configured style), then every
+    cell of each learner no panel names (:func:`added_algorithms`: drawn dashed, with hollow
+    markers and a colour of its own, labelled ``(added)``).  At a scale other than the paper's
+    the figure is marked so (:func:`mark_scale`).  ``data``: the artefact record's dataset
+    entry (says whether a substitute was used).  Returns the matplotlib Figure."""
     fig_cfg = exp.cfg.experiment.figure
     panels = list(fig_cfg.panels) or [OmegaConf.create({"title": "", "select": []})]
+    added = added_algorithms(exp)
     fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.6), squeeze=False)
     for ax, panel in zip(axes[0], panels):
         metric = panel.get("metric") or fig_cfg.metric
@@ -55,6 +96,8 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
             for c in resolve(exp.cells, sel, summary, metric):
                 if c not in cells:
                     cells.append(c)
+        if panel.select:  # everything added, beside the paper's learners
+            cells += [c for c in exp.cells if c.algorithm in added and c not in cells]
         per_alg: dict[str, int] = {}
         n_alg = {a: sum(c.algorithm == a for c in cells) for a in {c.algorithm for c in cells}}
         for c in cells:
@@ -65,12 +108,21 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
             i = per_alg.get(c.algorithm, 0)
             per_alg[c.algorithm] = i + 1
             x = s["round"].astype(float).to_numpy()
-            # the cells of one algorithm (a swept value each) share its colour; line style and
-            # marker tell them apart
-            marker = a.marker if not i else [m for m in _MARKERS if m != a.marker][(i - 1) % (len(_MARKERS) - 1)]
-            line, = ax.plot(x, s["mean"], label=c.label, color=shades(a.color, n_alg[c.algorithm])[i], marker=marker,
-                            linestyle=_LINESTYLES[i % len(_LINESTYLES)] if i else a.linestyle,
-                            markevery=max(1, len(x) // 10), markersize=5, linewidth=1.6)
+            if c.algorithm in added:
+                j = added.index(c.algorithm)
+                color = a.get("color") or _ADDED_COLORS[j % len(_ADDED_COLORS)]
+                base = a.get("marker") or _ADDED_MARKERS[j % len(_ADDED_MARKERS)]
+                marker = base if not i else [m for m in _MARKERS if m != base][(i - 1) % (len(_MARKERS) - 1)]
+                line, = ax.plot(x, s["mean"], label=c.label + ADDED, color=shades(color, n_alg[c.algorithm])[i],
+                                marker=marker, markerfacecolor="white", linestyle=(0, (6, 2, 1, 2)) if i else "--",
+                                markevery=max(1, len(x) // 10), markersize=6, linewidth=2.0, gid=f"added:{c.id}")
+            else:
+                # the cells of one algorithm (a swept value each) share its colour; line style and
+                # marker tell them apart
+                marker = a.marker if not i else [m for m in _MARKERS if m != a.marker][(i - 1) % (len(_MARKERS) - 1)]
+                line, = ax.plot(x, s["mean"], label=c.label, color=shades(a.color or _ADDED_COLORS[-1], n_alg[c.algorithm])[i],
+                                marker=marker, linestyle=_LINESTYLES[i % len(_LINESTYLES)] if i else a.linestyle,
+                                markevery=max(1, len(x) // 10), markersize=5, linewidth=1.6)
             ax.fill_between(x, s["low"], s["high"], color=line.get_color(), alpha=0.18, linewidth=0)
         ax.set_xscale(fig_cfg.xscale)
         ax.set_xlabel(fig_cfg.xlabel)
@@ -80,7 +132,8 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
         elif metric.endswith("rank_loss"):
             ax.set_ylim(bottom=0)  # a loss is never negative; a wide band must not suggest it
         ax.grid(True, which="major", alpha=0.3)
-        ax.set_title(panel.title, fontsize=10)
+        # wrapped to the panel's width (a long title was clipped at the figure's edges)
+        ax.set_title(textwrap.fill(panel.title, _PANEL_TITLE_CHARS), fontsize=10)
         ax.legend(fontsize=8, frameon=False)
     original = exp.cfg.dataset.original if data is None else data["original"]
     # a substitute is named by the data actually used, not by the original's description
@@ -93,6 +146,7 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     title = "\n".join(textwrap.fill(line, width) for line in title.split("\n"))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    mark_scale(fig, exp.scale)
     return fig
 
 
