@@ -23,8 +23,8 @@ reproduce: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) $(if $(FORCE),--forcerun run_cell run_all_cells aggregate figure report --config force=true,)
 	$(PY) scripts/results_doc.py
 
-## the report (and docs/results.md's numbers) again from the committed records and figures, in
-## seconds (nothing recomputed)
+## the report (and docs/results.md's numbers, the README's status table and the per-paper replication
+## articles results/<paper>/article.*) again from the committed records and figures, in seconds (nothing recomputed)
 report: $(STAMP)
 	$(PY) scripts/results_doc.py
 	$(PY) -m rankrepro.cli report

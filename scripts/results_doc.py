@@ -1,9 +1,10 @@
 """Render docs/results.md from its template (docs/results.md.j2) and the records
-(results/*/*.json and the summary tables beside them), and the README's status table; see
-rankrepro.report.results_doc.
+(results/*/*.json and the summary tables beside them), the README's status table, and the
+replication article of each paper (results/<paper>/article.md, article.html, metadata.yaml);
+see rankrepro.report.results_doc and rankrepro.report.article.
 
-    python scripts/results_doc.py            # rewrite docs/results.md and the README's status table
-    python scripts/results_doc.py --check    # exit 1, with a diff, when either is out of date
+    python scripts/results_doc.py            # rewrite docs/results.md, the README's status table, the articles
+    python scripts/results_doc.py --check    # exit 1, with a diff, when any is out of date
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import difflib
 import sys
 from pathlib import Path
 
+from rankrepro.report.article import outputs as article_outputs
 from rankrepro.report.results_doc import readme_status, render
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,11 +25,17 @@ def main(argv=None) -> int:
     ap.add_argument("--template", default=str(ROOT / "docs" / "results.md.j2"))
     ap.add_argument("--results", default=str(ROOT / "results"))
     ap.add_argument("--readme", default=str(ROOT / "README.md"))
+    ap.add_argument("--citation", default=str(ROOT / "CITATION.cff"), help="the original references (articles)")
+    ap.add_argument("--no-articles", action="store_true", help="leave the per-paper articles alone")
     ap.add_argument("--check", action="store_true", help="do not write: exit 1 when the page differs")
     args = ap.parse_args(argv)
     stale = 0
-    for path, make in ((Path(args.doc), lambda old: render(args.results, args.template)),
-                       (Path(args.readme), lambda old: readme_status(old, args.results))):
+    pages = [(Path(args.doc), lambda old: render(args.results, args.template)),
+             (Path(args.readme), lambda old: readme_status(old, args.results))]
+    if not args.no_articles:
+        # the replication articles, one per paper, from the same records (rankrepro.report.article)
+        pages += [(p, lambda old, text=text: text) for p, text in article_outputs(args.results, args.citation).items()]
+    for path, make in pages:
         old = path.read_text() if path.is_file() else ""
         new = make(old)
         if args.check:
