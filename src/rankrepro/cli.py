@@ -73,7 +73,10 @@ def _parser() -> argparse.ArgumentParser:
                     "and are validated like the configs: a wrong key stops the run before any trial.\n"
                     "The scale's caps apply after the overrides (smoke: at most 2 trials of 400 rounds).\n"
                     "Hydra's syntax: +key=value adds a key, ~key removes one, -m sweeps key=a,b (an\n"
-                    "algorithm's params, run as its grid: cells of this one experiment), --cfg job prints.",
+                    "algorithm's params, run as its grid: cells of this one experiment), --cfg job prints.\n"
+                    "A cell already made with the same fingerprint (config, code, data) is reused, not computed:\n"
+                    "from OUT (a previous run), else copied from the workflow's outputs of the scale (the\n"
+                    "committed results/ at paper scale, runs/<scale>/ otherwise); the log says how many and from where.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2\n"
                "  rankrepro run harrington2003/table1 -m algorithms.oap_bpm.params.tau=0.05,0.3,0.6,0.9\n"
@@ -150,6 +153,8 @@ def _parser() -> argparse.ArgumentParser:
         description="Run every experiment of an arena family (config/arena/<family>.yaml) with the same overrides,\n"
                     "then compare the learners over the data sets (Friedman, Nemenyi, Holm; a critical-difference\n"
                     "diagram): results/arena/comparison/<family>.md under --out, and a report of them all.\n"
+                    "The family's entry (enter:) is checked before any cell runs; cells already made are reused\n"
+                    "as by `run` (at paper scale the committed results/arena/: a learner added computes only its own).\n"
                     f"The families: {_families()}.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example (examples/own_learner/margin_prank.py, an online learner of one's own):\n"
@@ -461,24 +466,30 @@ def show_config(name: str, overrides: list[str], scale: str = "smoke", resolve: 
 
 def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
                    out: str | Path | None = None, log=None, report: bool = True, loaded: dict | None = None,
-                   multirun: bool = False) -> dict:
+                   multirun: bool = False, exp=None) -> dict:
     """Run one experiment's cells and write its outputs under ``out`` as the workflow lays
     them out (results/<paper>/<artefact>.{csv,md,json,config.yaml}, its cells, figures/);
-    returns the artefact record.  ``report``: also a report of this artefact alone;
-    ``loaded``: a dict that receives the loaded experiment (key ``exp``) and its cell files
-    (``cells``); ``multirun``: sweeps of an algorithm's params run as its grid
-    (:func:`multirun_as_grid`)."""
+    returns the artefact record.  A cell whose fingerprint matches one already made, in
+    ``out`` or in the workflow's outputs of this scale (the committed results/ at paper scale),
+    is taken, not computed (:mod:`rankrepro.pipeline.reuse`); every cell written gets its
+    fingerprint file.  ``report``: also a report of this artefact alone; ``loaded``: a dict
+    that receives the loaded experiment (key ``exp``), its cell files (``cells``) and where
+    each cell came from (``plan``, a :class:`~rankrepro.pipeline.reuse.Plan`); ``multirun``:
+    sweeps of an algorithm's params run as its grid (:func:`multirun_as_grid`); ``exp``: the
+    experiment already loaded with these overrides (the arena loads its members first)."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     if multirun:
         overrides = multirun_as_grid(overrides)
-    precheck(name, overrides, scale)  # before the heavy imports: a mistake here is reported in a second
+    if exp is None:
+        precheck(name, overrides, scale)  # before the heavy imports: a mistake here is reported in a second
     from .data.status import data_status
     from .io import write_parquet
     from .pipeline.catalog import write_resolved
     from .pipeline.names import OutsideRoot, output_path
     from .pipeline.runner import run_cell
 
-    exp = _load(name, overrides, scale)
+    if exp is None:
+        exp = _load(name, overrides, scale)
     st = data_status(exp.cfg.dataset.source)
     if not st.runnable:
         raise CliError(f"{name}: {st.reason}. {st.how_to_obtain}")
@@ -503,14 +514,34 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
             report_html = output_path(root, "results", "report", "index.html")
         except OutsideRoot as e:
             raise CliError(f"{name}: {e}") from None
+        from .pipeline import reuse
+        from .pipeline.cells import reused_trials
+        from .pipeline.freshness import data_identity, write_fingerprint
+
+        # the cells already made with this fingerprint, here or in the workflow's outputs
+        plan = reuse.plan(exp, data_identity(st.used), reuse.sources(exp, root))
         if loaded is not None:
-            loaded.update(exp=exp, cells=[str(p) for p in cell_paths])
+            loaded.update(exp=exp, cells=[str(p) for p in cell_paths], plan=plan)
         write_resolved(exp, res["config.yaml"])
         log(f"{name} [{scale}]: {len(exp.all_cells)} cells"
-            + (f", overrides {' '.join(overrides)}" if overrides else "") + f" -> {root}")
+            + (f", overrides {' '.join(overrides)}" if overrides else "") + f" -> {root}"
+            + (f"; {len(plan.reused)} already made, {len(plan.computed)} to compute" if plan.reused else ""))
         for c, p in zip(exp.all_cells, cell_paths):
-            df = run_cell(exp, c.id, n_jobs=jobs, progress=log, data_path=data_path)
+            if c.id in plan.reused:
+                reuse.take(plan.reused[c.id][1], p)
+                continue
+            reuse.fingerprint_of(p).unlink(missing_ok=True)  # none until the new results are written
+            # a sensitivity cell that only adds trials takes its main cell's (bit for bit theirs)
+            hit = reused_trials(exp, c)
+            kept = None
+            if hit is not None:
+                from .files import read_cell
+
+                kept = read_cell(cell_paths[[x.id for x in exp.all_cells].index(hit[0])])
+            df = run_cell(exp, c.id, n_jobs=jobs, progress=log, data_path=data_path, reuse=kept)
             write_parquet(df, p)
+            write_fingerprint(exp, c.id, data_path, reuse.fingerprint_of(p))
+        log(plan.summary(name, scale, len(exp.all_cells)))
         from .report.artefact import build_artefact
 
         rec = build_artefact(exp, cell_paths, res["csv"], res["md"], res["json"], data=vars(st))
@@ -577,13 +608,26 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
     from .report.arena import ArenaError, build_comparison, comparison_paths
 
     arena = _load_arena(family)
+    if multirun:
+        overrides = multirun_as_grid(overrides)
+    # every member loaded and the family's entry (enter:) checked before any cell runs: a
+    # learner added without the setting that enters the comparison stops here, in seconds
+    for name in arena.experiments:
+        precheck(name, overrides, scale)
+    loaded_exps = {name: _load(name, overrides, scale) for name in arena.experiments}
+    from .report.arena import entering_cells
+
+    try:
+        entering_cells(arena, loaded_exps)
+    except ArenaError as e:
+        raise CliError(str(e)) from None
     root = Path(out) if out is not None else Path("runs") / "cli" / scale
     with _holding(root):  # the whole family, each experiment and the comparison, in one hold
         recs, exps, cells = [], {}, {}
         for name in arena.experiments:
             loaded: dict = {}
             recs.append(run_experiment(name, overrides, scale, jobs, root, log, report=False, loaded=loaded,
-                                       multirun=multirun))
+                                       exp=loaded_exps[name]))
             exps[name], cells[name] = loaded["exp"], loaded["cells"]
         paths = comparison_paths(root, family)
         try:
