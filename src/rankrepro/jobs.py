@@ -65,6 +65,20 @@ def trial_backend(backend: str, threads: int, scheduler: str | None = None, log:
         yield "dask", -1
 
 
+@contextlib.contextmanager
+def _trial_failure_ends_the_job(log: Callable[[str], None]):
+    """A failed trial (:class:`~rankrepro.pipeline.learner_checks.TrialFailed`: a learner's error
+    or unusable output) ends the job with its one line, written last in the job's log and on
+    stderr, and exit status 1 (no traceback: the line names the cell, trial, learner and cause)."""
+    from .pipeline.learner_checks import TrialFailed
+
+    try:
+        yield
+    except TrialFailed as e:
+        log(f"error: {e}")
+        raise SystemExit(1) from None
+
+
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
                  scheduler: str | None = None, fingerprint: str | None = None, reuse: str | None = None,
@@ -94,7 +108,7 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     else:
         from .pipeline.runner import run_cell
 
-        with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
+        with _trial_failure_ends_the_job(logger), trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
             df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger,
                           data_path=data[0] if data else None, reuse=kept)
     write_parquet(df, output)
@@ -118,7 +132,7 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     from .pipeline.cells import reused_trials
 
     frames: dict[str, pd.DataFrame] = {}
-    with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
+    with _trial_failure_ends_the_job(logger), trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         for c in exp.all_cells:  # main cells first: a sensitivity cell may reuse its main cell's trials
             hit = reused_trials(exp, c)
             frames[c.id] = run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger,
