@@ -201,6 +201,11 @@ def test_check_ranks_by_hand():
     assert "ranks outside 1..5 (0 at index 1)" in check_ranks(np.array([1, 0, 3]), 3, 5)
     assert "ranks outside 1..5 (6 at index 2)" in check_ranks(np.array([1, 5, 6]), 3, 5)
     assert "dtype <U1" in check_ranks(np.array(["a", "b", "c"]), 3, 5)
+    # predict of the online family: the real-valued mean rank of OAP-Bagg is a prediction in [1, k]
+    assert check_ranks(np.array([1.0, 2.25, 5.0]), 3, 5, integer=False) is None
+    assert "ranks outside 1..5 (0.5 at index 1)" in check_ranks(np.array([1.0, 0.5]), 2, 5, integer=False)
+    assert "NaN at 1 of 2 values (first at index 0); expected ranks in [1, 5]" in check_ranks(
+        np.array([np.nan, 1.0]), 2, 5, integer=False)
     # a sum that overflows is no NaN: the values are looked at one by one
     assert check_scores(np.array([1e308, 1e308]), (2,)) is None
     assert "NaN at 1 of 4 values (first at index (1, 0))" in check_scores(np.array([[1.0, 2.0], [np.nan, 0.0]]),
@@ -322,6 +327,8 @@ def _same_numbers(name: str, cell: str | None, trials, monkeypatch):
 
 @pytest.mark.parametrize("name,cell,trials", [("crammer_singer2005/fig6", "prank", [0, 1]),
                                               ("crammer_singer2005/fig6", "mcp", [0, 1]),
+                                              ("harrington2003/table1", "oap_bagg-tau0.3", [0]),
+                                              ("harrington2003/table1", "voted_prank", [0]),
                                               ("elsas2008/sec3_table", None, None)])
 def test_a_correct_learners_numbers_are_bit_identical_with_and_without_the_checks(name, cell, trials, monkeypatch):
     _same_numbers(name, cell, trials, monkeypatch)

@@ -10,7 +10,8 @@ registry, in place of the learner's class, a subclass of it (:func:`checking_cla
 protocol calls return exactly what the learner's return, the same objects, after checking:
 
 * ``online`` (``fit_online``, ``predict``): one rank per row of ``X``, finite integers in
-  ``1..n_ranks``;
+  ``1..n_ranks`` (``predict``: finite values in ``[1, n_ranks]``, the mean rank of OAP-Bagg,
+  OAP-VP and voted PRank being a real number the test rank loss scores as it is);
 * ``letor`` / ``letor_seeds`` (``iterate``): each step a pair (step, one array of scores per
   evaluation set), each of the set's length and finite;
 * ``collab_gp`` (``fit_predict_kernel``): one array of predictions per user, one per item
@@ -140,17 +141,19 @@ def _numeric(a) -> str | None:
     return None
 
 
-def check_ranks(out, n: int, n_ranks: int, what: str = "ranks") -> str | None:
+def check_ranks(out, n: int, n_ranks: int, what: str = "ranks", integer: bool = True) -> str | None:
     """None when ``out`` is ``n`` finite integer ranks in 1..n_ranks (a 1-D array), else what
-    is wrong, in a few words."""
+    is wrong, in a few words.  ``integer=False``: real values in [1, n_ranks] too (the mean
+    rank that OAP-Bagg, OAP-VP and voted PRank predict, scored as it is)."""
     import numpy as np
 
     a = _as_array(out)
+    expected = f"integer {what} 1..{n_ranks}" if integer else f"{what} in [1, {n_ranks}]"
     if a.shape != (n,):
         return f"an array of shape {a.shape}, expected ({n},): one {what[:-1]} per row"
     if (p := _numeric(a)) or (p := _finite_problem(a)):
-        return f"{p}; expected integer {what} 1..{n_ranks}"
-    if a.dtype.kind == "f" and n:
+        return f"{p}; expected {expected}"
+    if integer and a.dtype.kind == "f" and n:
         frac = np.floor(a) != a
         if frac.any():
             i = int(np.argmax(frac))
@@ -194,7 +197,9 @@ def _online_methods(base: type) -> dict[str, Any]:
 
     def predict(self, X, *args, **kw):
         out = super(sub_of(self), self).predict(X, *args, **kw)
-        if p := check_ranks(out, _n_rows(X), int(self.n_ranks)):
+        # the test rank loss scores a real-valued mean rank as it is; the online curve (fit_online)
+        # counts integer ranks
+        if p := check_ranks(out, _n_rows(X), int(self.n_ranks), integer=False):
             _fail(base, "predict", p)
         return out
 
