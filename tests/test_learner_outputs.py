@@ -151,6 +151,16 @@ def test_a_raising_learner_fails_the_run_in_one_line_at_its_own_line(broken, tmp
                                   f"failed: ValueError: my learner gave up (at {path}:{lineno})"], errors
 
 
+def test_a_bad_output_fails_the_arena_in_one_line(broken, tmp_path, capsys):
+    mod = broken[0]
+    rc = main(["arena", "online", f"+algorithms.mine={{_target_: {mod}.NaNRanks, label: mine}}",
+               "--out", str(tmp_path / "arena")])
+    errors = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("rankrepro: error")]
+    assert rc == 1 and len(errors) == 1, errors
+    assert errors[0].startswith("rankrepro: error: arena/online_")
+    assert f"cell mine, trial 0: learner {mod}.NaNRanks: fit_online returned NaN at 400 of 400 values" in errors[0]
+
+
 def test_a_missing_method_is_refused_before_any_trial(broken, tmp_path, capsys):
     mod = broken[0]
     rc, errors = _run(broken, "NoPredict", tmp_path, capsys)

@@ -192,7 +192,7 @@ def _online_methods(base: type) -> dict[str, Any]:
     def fit_online(self, X, y):
         out = super(sub_of(self), self).fit_online(X, y)
         if p := check_ranks(out, _n_rows(X), int(self.n_ranks)):
-            _fail(base, "fit_online", p + " for the rows it was given")
+            _fail(base, "fit_online", p)
         return out
 
     def predict(self, X, *args, **kw):
