@@ -705,12 +705,17 @@ def _check_learner(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from .files import DamagedFile, WriteFailed
 
+    from .pipeline.learner_checks import TrialFailed
+
     args = parse_args(argv)
     try:
         return _dispatch(args)
     except (CliError, FileNotFoundError) as e:  # a config folder or data file not found: one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 2
+    except TrialFailed as e:  # a learner's error or unusable output, naming the cell and trial: one line
+        print(f"rankrepro: error: {e}", file=sys.stderr)
+        return 1
     except (DamagedFile, WriteFailed) as e:  # a project file damaged, a write refused (a full disk): one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 1

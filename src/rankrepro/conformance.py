@@ -5,8 +5,16 @@ Each check returns a :class:`Check` (name, passed, why) instead of raising, so t
 them run and each says what it found.  The checks, per family (``online``, ``ranker``,
 ``gp``, ``coactive``):
 
-* ``interface``: the methods and hyperparameters the family's protocol calls
+* ``interface``: the methods the family's base only declares (``missing method _predict
+  (OnlineRanker requires it)``, :func:`rankrepro.pipeline.learner_checks.missing_methods`), and
+  the methods and hyperparameters the family's protocol calls
   (:data:`rankrepro.pipeline.targets.PROTOCOL_CALLS`);
+* ``protocol calls``: the calls the protocol makes, on a tiny data set (online: a real
+  trial of the online protocol on the synthetic data; ranker: ``iterate`` as the LETOR
+  protocol steps it; gp: ``fit_predict_kernel`` as the collaborative protocol calls it;
+  coactive: the web-search rounds of Sec. 5.1 through ``make``), with the outputs the protocol
+  uses checked as in a run (:mod:`rankrepro.pipeline.learner_checks`: shape, finite, integer
+  ranks in 1..n_ranks): second, so that a bad output is the first failure named;
 * ``inputs unchanged``: fit and predict leave their arrays as they were;
 * ``same seed, same result``: two fits from the same seed predict the same, and a refit of
   the same instance forgets the first fit;
@@ -17,11 +25,7 @@ them run and each says what it found.  The checks, per family (``online``, ``ran
   is refused (``ParamError`` naming it) by ``validate()`` and before fitting, an unknown
   hyperparameter is refused by ``set_params``;
 * ``bad input rejected``: rows with NaN (and, online, ranks outside 1..n_ranks and rows of
-  another width) are refused with a ``ValueError``;
-* ``protocol calls``: the calls the protocol makes, on a tiny data set (online: a real
-  trial of the online protocol on the synthetic data; ranker: ``iterate`` as the LETOR
-  protocol steps it; gp: ``fit_predict_kernel`` as the collaborative protocol calls it;
-  coactive: the web-search rounds of Sec. 5.1 through ``make``).
+  another width) are refused with a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -102,14 +106,21 @@ def _fitted(cls, family, rng, **kw):
 
 
 def _same(a, b, what: str) -> None:
-    if not np.array_equal(np.asarray(a), np.asarray(b)):
+    a, b = np.asarray(a), np.asarray(b)
+    # NaN where NaN was: a NaN output is the outputs' finding (check "protocol calls"), not this one's
+    nan_ok = a.dtype.kind in "fc" and b.dtype.kind in "fc"
+    if not np.array_equal(a, b, equal_nan=nan_ok):
         raise Failed(what)
 
 
 # -- the checks (each raises Failed, or any error, when the learner fails it) -----------------
 def check_interface(cls, family):
+    from .pipeline.learner_checks import missing_methods
     from .pipeline.targets import FAMILY_PROTOCOL, missing_calls
 
+    missing = missing_methods(cls)
+    if missing:  # a method the family's base only declares (it raises NotImplementedError)
+        raise Failed("; ".join(missing))
     lacks = missing_calls(cls, FAMILY_PROTOCOL[family])
     if lacks:
         raise Failed(f"lacks {', '.join(lacks)} (protocol '{FAMILY_PROTOCOL[family]}' calls them)")
@@ -250,9 +261,18 @@ def check_bad_input(cls, family):
 
 
 def check_protocol(cls, family):
+    """The protocol's calls, made on the learner's checking class (the class a trial runs:
+    :func:`rankrepro.pipeline.learner_checks.checking_class`), so that an output the protocol
+    cannot use (NaN, a wrong shape, ranks outside 1..n_ranks, one row short) is named here,
+    as the method that returned it and what was wrong."""
+    from .pipeline.learner_checks import LearnerOutputError, checking_class
     from .pipeline.targets import FAMILY_PROTOCOL
 
-    return _PROTOCOL_RUNS[family](cls, FAMILY_PROTOCOL[family])
+    protocol = FAMILY_PROTOCOL[family]
+    try:
+        return _PROTOCOL_RUNS[family](checking_class(cls, protocol), protocol)
+    except LearnerOutputError as e:
+        raise Failed(getattr(e, "detail", str(e))) from None
 
 
 def _online_protocol(cls, protocol):
@@ -354,9 +374,9 @@ def _with_registered(protocol: str, name: str, cls: type, run: Callable):
 
 #: every check by name, in the order they run
 CHECKS: dict[str, Callable] = {
-    "interface": check_interface, "inputs unchanged": check_inputs_unchanged, "same seed, same result": check_same_seed,
-    "clone": check_clone, "pickling": check_pickling, "parameters checked": check_parameters,
-    "bad input rejected": check_bad_input, "protocol calls": check_protocol,
+    "interface": check_interface, "protocol calls": check_protocol, "inputs unchanged": check_inputs_unchanged,
+    "same seed, same result": check_same_seed, "clone": check_clone, "pickling": check_pickling,
+    "parameters checked": check_parameters, "bad input rejected": check_bad_input,
 }
 
 
@@ -379,13 +399,9 @@ def run_check(name: str, cls: type, family: str) -> Check:
 
 def _users_code(filename: str) -> bool:
     """Whether a traceback's file is neither this package's nor an installed library's."""
-    import sysconfig
-    from pathlib import Path
+    from .pipeline.learner_checks import users_code
 
-    path = Path(filename).resolve()
-    mine = Path(__file__).resolve().parent
-    system = [Path(p).resolve() for k in ("stdlib", "purelib", "platlib") if (p := sysconfig.get_paths().get(k))]
-    return path.is_file() and not any(d == path or d in path.parents for d in (mine, *system))
+    return users_code(filename)
 
 
 def run_checks(cls: type, family: str | None = None) -> list[Check]:

@@ -73,6 +73,20 @@ def cell_size_text(exp: Experiment, cell: str) -> str:
     return PROTOCOLS[exp.cfg.experiment.protocol].size_text(exp.variant_of(exp.cell(cell))[0])
 
 
+@contextlib.contextmanager
+def _trial_failure_ends_the_job(log: Callable[[str], None]):
+    """A failed trial (:class:`~rankrepro.pipeline.learner_checks.TrialFailed`: a learner's error
+    or unusable output) ends the job with its one line, written last in the job's log and on
+    stderr, and exit status 1 (no traceback: the line names the cell, trial, learner and cause)."""
+    from .pipeline.learner_checks import TrialFailed
+
+    try:
+        yield
+    except TrialFailed as e:
+        log(f"error: {e}")
+        raise SystemExit(1) from None
+
+
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
                  scheduler: str | None = None, fingerprint: str | None = None, reuse: str | None = None,
@@ -100,7 +114,7 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     else:
         from .pipeline.runner import run_cell
 
-        with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
+        with _trial_failure_ends_the_job(logger), trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
             df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger,
                           data_path=data[0] if data else None, reuse=kept)
     write_parquet(df, output)
@@ -124,7 +138,7 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     from .pipeline.cells import reused_trials
 
     frames: dict[str, pd.DataFrame] = {}
-    with trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
+    with _trial_failure_ends_the_job(logger), trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         for c in exp.all_cells:  # main cells first: a sensitivity cell may reuse its main cell's trials
             hit = reused_trials(exp, c)
             frames[c.id] = run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger,

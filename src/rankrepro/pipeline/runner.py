@@ -50,18 +50,29 @@ def _one_blas_thread():
     return _THREADPOOLS[1].limit(limits=1, user_api="blas")
 
 
-def _run_one(protocol: str, spec: Spec, trial: int):
+def _run_one(protocol: str, spec: Spec, trial: int, where: str = ""):
+    """Trial ``trial`` of ``spec``: ``(trial, rows)``.  Any error, and any output of the learner
+    its protocol cannot use (:mod:`.learner_checks`), is raised as one
+    :class:`~rankrepro.pipeline.learner_checks.TrialFailed` line naming ``where`` (the
+    experiment and cell), the trial and the learner."""
     # one BLAS thread per trial: trials run in parallel processes anyway, and a multithreaded
     # BLAS may sum in another order on another machine (results then differ in the last bits)
     from ..interrupt import prompt_interrupt
 
+    from .learner_checks import checked, trial_failure
     from .targets import registered
 
     run = PROTOCOLS[protocol]  # imported first: its libraries are loaded before the limit is set
+    estimator = getattr(spec, "estimator", "")
     # a learner named by _target_ stands in the protocol's registry while its trial runs (also
-    # in a worker process); Ctrl-C / SIGTERM end the process at once, even inside a long compiled call
-    with registered(protocol, getattr(spec, "estimator", "")), _one_blas_thread(), prompt_interrupt():
-        return trial, run(spec)
+    # in a worker process), and every learner by its checking class (the outputs the protocol
+    # uses are checked); Ctrl-C / SIGTERM end the process at once, even inside a long compiled call
+    try:
+        with registered(protocol, estimator), checked(protocol, estimator), _one_blas_thread(), \
+                prompt_interrupt():
+            return trial, run(spec)
+    except Exception as e:  # noqa: BLE001 - said in one line naming the cell and trial
+        raise trial_failure(e, where, trial, estimator) from e
 
 
 def default_data_path(exp: Experiment) -> str | None:
@@ -106,8 +117,9 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     with parallel_config(backend=backend) if n_jobs != 1 else contextlib.nullcontext(), \
             workers_stop_with_the_job() if n_jobs != 1 else contextlib.nullcontext():
         par = Parallel(n_jobs=n_jobs, return_as="generator_unordered") if n_jobs != 1 else None
-        gen = (par(delayed(_run_one)(protocol, s, t) for s, t in specs) if par is not None
-               else (_run_one(protocol, s, t) for s, t in specs))
+        where = f"{exp.name} [{exp.scale}] cell {cell.id}"
+        gen = (par(delayed(_run_one)(protocol, s, t, where) for s, t in specs) if par is not None
+               else (_run_one(protocol, s, t, where) for s, t in specs))
         for done, (t, rows) in enumerate(gen, start=1):
             results[t] = rows
             if progress and (done % report_every == 0 or done == len(trials)):

@@ -78,8 +78,16 @@ def missing_calls(cls: type, protocol: str) -> list[str]:
 
 
 def check_target(dotted: str, protocol: str) -> type:
-    """Import ``dotted`` and check it against ``protocol``'s calls; raises :class:`TargetError`."""
+    """Import ``dotted`` and check it against ``protocol``'s calls and its family base's
+    abstract methods (:func:`rankrepro.pipeline.learner_checks.missing_methods`: a method the
+    base only declares, e.g. ``OnlineRanker._predict``); raises :class:`TargetError`."""
+    from .learner_checks import missing_methods
+
     cls = import_target(dotted)
+    missing = missing_methods(cls)
+    if missing:
+        raise TargetError(f"{dotted}: {'; '.join(missing)}; the base only declares it "
+                          "(docs/own_learner.md lists each family's methods)")
     lacks = missing_calls(cls, protocol)
     if lacks:
         raise TargetError(f"{dotted} lacks {', '.join(lacks)}, which protocol '{protocol}' calls on its learners "
