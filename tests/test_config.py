@@ -313,13 +313,21 @@ def kept_two(tmp_path_factory):
 @pytest.mark.parametrize("how", ["cells", "path", "figure", "interpolation", "type", "missing", "key", "format",
                                  "not_a_config"])
 def test_catalog_cache_that_does_not_validate_is_rebuilt(tmp_path, kept_two, how):
+    """Behind the MAC (tests/test_cache_mac.py), the content is still checked: a file sealed
+    under this user's own secret but not a valid catalog is ignored, rebuilt and replaced."""
+    from rankrepro.pipeline import cache
+
     cfg, good, kept = kept_two
     f = tmp_path / "cache" / kept.name
-    f.parent.mkdir()
-    whole = kept.read_text()
-    f.write_text(json.dumps(_tamper(json.loads(whole), how)))
+    whole = json.loads(kept.read_text())
+    del whole["mac"]  # the fixture's folder's; this folder's secret seals it below
+    tampered = json.dumps(_tamper(json.loads(json.dumps(whole)), how), separators=(",", ":")).encode()
+    cat_key = kept.name[len("catalog-smoke-"):-len(".json")]
+    f.write_bytes(cache.seal(tampered, cache.secret(f.parent), "smoke", cat_key))
     _same_catalog(good, load_catalog("smoke", config_dir=cfg, cache_dir=f.parent))
-    assert json.loads(f.read_text()) == json.loads(whole)  # rebuilt and replaced
+    back = json.loads(f.read_text())
+    del back["mac"]
+    assert back == whole  # rebuilt and replaced
 
 
 def test_catalog_cache_folder(monkeypatch, tmp_path):

@@ -240,8 +240,11 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     code and the versions of Python, OmegaConf, Hydra and Matplotlib).  Composing and checking
     the 20 experiments and their variants takes ~10 s, reading them back ~1 s: the workflow
     does it at every start.  The kept file is data, never code (JSON: each experiment's
-    resolved config and its cells' fingerprints, :mod:`rankrepro.pipeline.cache`); it is
-    validated when read and ignored (composed again and replaced) when it does not validate.
+    resolved config and its cells' fingerprints, :mod:`rankrepro.pipeline.cache`), sealed
+    with an HMAC under this user's secret in ``cache_dir``: its MAC is checked before anything
+    in it is used (a file planted under the key, which anyone can compute, is never used and
+    nothing it names is imported), then it is validated; a file that does not verify or
+    validate is ignored with one warning line naming it, composed again and replaced.
     A config that does not load is never kept."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
     names = list_experiments(root)
