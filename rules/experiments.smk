@@ -139,10 +139,14 @@ if BATCH:
                               | {p for c in _compared for p in c["cells"]}) - _made),
                 definitions=[f"config/arena/{c['family']}.yaml" for c in _compared],
                 plan=[write_plan(_paper, _members, [c["family"] for c in _compared])] if STALE is not None else [],
+            # update(): with batch_cells=paper, Snakemake keeps (and backs up) the files before the
+            # job instead of removing them: the job takes its unchanged cells' rows from them and
+            # leaves a pending record as it is; a failed job gets them back
             output:
-                [r["output"] for r in _runs]
-                + [a[k] for a in _parts for k in ("csv", "md", "json", "png", "pdf") if k in a]
-                + [c[k] for c in _compared for k in ("json", "md", "csv", "png", "pdf")],
+                [update(p) if STALE is not None else p for p in
+                 [r["output"] for r in _runs]
+                 + [a[k] for a in _parts for k in ("csv", "md", "json", "png", "pdf") if k in a]
+                 + [c[k] for c in _compared for k in ("json", "md", "csv", "png", "pdf")]],
             log:
                 out(f"logs/{_paper}.summarise.log"),
             params:
