@@ -165,6 +165,19 @@ def kept_records():
 KEPT = kept_records()
 
 
+# batch_cells=paper (`make smoke`): the artefacts whose cells, record or figure an edit changed
+# (name -> "cells", "record" or "pending"; pipeline/batchcache.py); a paper's job is planned for
+# these only, and none when all are current (a second `make smoke` plans nothing).  None: every
+# artefact (another mode, or force=true).
+STALE = None
+if BATCH_PAPERS and not FORCE and not LINTING:
+    from rankrepro.pipeline.batchcache import plan as _batch_plan
+    from rankrepro.pipeline.freshness import data_identity
+
+    STALE = _batch_plan(CATALOG, {n: data_identity(DATA_STATUS[n].used) for n, e in CATALOG.items()
+                                  if DATA_STATUS[n].runnable and n not in KEPT}, prefix=PREFIX)
+
+
 def _say_kept():
     by_reason = {}
     for name in KEPT:
@@ -415,10 +428,39 @@ def summarised(exp):
     return rec
 
 
+def batch_member(exp):
+    """Whether a paper's job (batch_cells=paper) handles this artefact: one whose data are absent
+    (its not-run record), or one an edit changed (STALE)."""
+    return exp.name not in KEPT and (STALE is None or not runnable(exp) or exp.name in STALE)
+
+
+def comparison_current(family):
+    """Whether an arena family's comparison was made from its experiments' current cells
+    (none of them in STALE) and from its family file as it is."""
+    if STALE is None or any(n in STALE for n in ARENAS[family].experiments):
+        return False
+    paths = [out(f"results/arena/comparison/{family}.{k}") for k in ("json", "md", "csv")] \
+        + [out(f"figures/arena/comparison/cd_{family}.{k}") for k in ("png", "pdf")]
+    rec = _record(paths[0])
+    return all(Path(p).is_file() for p in paths) and isinstance(rec, dict) and rec.get("config") == ARENAS[family].text
+
+
+def write_plan(paper, members, compared):
+    """An input of a paper's job written at parse time when the job has work: newer than its
+    outputs, the job runs even when neither a file time nor a parameter moved (e.g. a learner's
+    code was edited: its cells' fingerprints changed)."""
+    from rankrepro.files import write_text
+
+    path = out(f"logs/{paper}.plan.json")
+    write_text(path, json.dumps({"artefacts": {e.name: (STALE or {}).get(e.name, "all") for e in members},
+                                 "comparisons": compared}, indent=1, sort_keys=True) + "\n")
+    return path
+
+
 def batched_runs(members):
     """The artefacts whose cells a paper's job runs (batch_cells=paper): each one's all-cells file and data."""
     if not BATCH_PAPERS:
         return []
     return [{"experiment": e.name, "output": out(f"results/{e.paper}/{e.artefact}/all_cells.parquet"),
              "data": [processed(DATA_STATUS[e.name].used)] if DATA_STATUS[e.name].used else []}
-            for e in members if runnable(e)]
+            for e in members if runnable(e) and (STALE is None or STALE.get(e.name) == "cells")]

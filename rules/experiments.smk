@@ -118,16 +118,17 @@ rule figure:
 # With batch_cells=paper (`make smoke`) the job runs the paper's cells first (jobs.job_run_all_cells).
 if BATCH:
     for _paper in sorted({e.paper for e in CATALOG.values()}):
-        _members = [e for e in CATALOG.values() if e.paper == _paper and e.name not in KEPT]
-        if not _members:
-            continue
-        _parts = [summarised(e) for e in _members]
+        # with batch_cells=paper only the artefacts an edit changed (common.smk: batch_member, STALE)
+        _members = [e for e in CATALOG.values() if e.paper == _paper and batch_member(e)]
+        _parts = [{**summarised(e), "pending": (STALE or {}).get(e.name) == "pending"} for e in _members]
         _runs = batched_runs(_members)
         _made = {r["output"] for r in _runs}
         _compared = [{"family": f, "cells": arena_cells(SimpleNamespace(family=f)),
                       **{k: out(f"results/arena/comparison/{f}.{k}") for k in ("json", "md", "csv")},
                       **{k: out(f"figures/arena/comparison/cd_{f}.{k}") for k in ("png", "pdf")}}
-                     for f, p in FOLDED.items() if p == _paper and arena_made_here(f)]
+                     for f, p in FOLDED.items() if p == _paper and arena_made_here(f) and not comparison_current(f)]
+        if not _members and not _compared:
+            continue
 
         rule:
             name:
@@ -137,10 +138,15 @@ if BATCH:
                 cells=sorted(({p for a in _parts for p in a["cells"] + a["siblings"]}
                               | {p for c in _compared for p in c["cells"]}) - _made),
                 definitions=[f"config/arena/{c['family']}.yaml" for c in _compared],
+                plan=[write_plan(_paper, _members, [c["family"] for c in _compared])] if STALE is not None else [],
+            # update(): with batch_cells=paper, Snakemake keeps (and backs up) the files before the
+            # job instead of removing them: the job takes its unchanged cells' rows from them and
+            # leaves a pending record as it is; a failed job gets them back
             output:
-                [r["output"] for r in _runs]
-                + [a[k] for a in _parts for k in ("csv", "md", "json", "png", "pdf") if k in a]
-                + [c[k] for c in _compared for k in ("json", "md", "csv", "png", "pdf")],
+                [update(p) if STALE is not None else p for p in
+                 [r["output"] for r in _runs]
+                 + [a[k] for a in _parts for k in ("csv", "md", "json", "png", "pdf") if k in a]
+                 + [c[k] for c in _compared for k in ("json", "md", "csv", "png", "pdf")]],
             log:
                 out(f"logs/{_paper}.summarise.log"),
             params:

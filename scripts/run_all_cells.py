@@ -6,4 +6,5 @@ sm = snakemake  # noqa: F821 - injected by Snakemake
 with job_timer("run_all_cells", sm.params.experiment, None, sm.threads):
     job_run_all_cells(sm.params.experiment, sm.params.scale, sm.params.config_dir, sm.output[0], threads=sm.threads,
                       log=sm.log[0], data=list(sm.input.data), backend=str(sm.config.get("backend", DEFAULT_BACKEND)),
-                      scheduler=sm.config.get("dask_scheduler"))
+                      scheduler=sm.config.get("dask_scheduler"),
+                      reuse_cells=str(sm.config.get("force", False)).lower() not in ("1", "true", "yes"))

@@ -9,6 +9,7 @@ with job_timer("run_paper" if runs else "summarise", sm.params.paper, None, sm.t
     for r in runs:
         job_run_all_cells(r["experiment"], sm.params.scale, sm.params.config_dir, r["output"], threads=sm.threads,
                           log=sm.log[0], data=list(r["data"]), backend=str(sm.config.get("backend", DEFAULT_BACKEND)),
-                          scheduler=sm.config.get("dask_scheduler"))
+                          scheduler=sm.config.get("dask_scheduler"),
+                          reuse_cells=str(sm.config.get("force", False)).lower() not in ("1", "true", "yes"))
     job_summarise(sm.params.scale, sm.params.config_dir, [dict(a) for a in sm.params.artefacts], log=sm.log[0],
                   comparisons=[dict(c) for c in sm.params.comparisons])

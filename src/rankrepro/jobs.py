@@ -126,24 +126,40 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
 
 def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str, threads: int = 1,
                       log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
-                      scheduler: str | None = None) -> None:
-    """Every cell of one artefact in one process (the ``batch_cells`` option)."""
+                      scheduler: str | None = None, reuse_cells: bool = True) -> None:
+    """Every cell of one artefact in one process (the ``batch_cells`` option).  ``reuse_cells``:
+    take the rows of the cells whose fingerprint and data did not change from the existing
+    ``output`` (its index, :mod:`.pipeline.batchcache`) instead of computing them again."""
     import pandas as pd
 
     from .pipeline.runner import run_cell
 
+    from .pipeline.batchcache import cell_prints, reusable_frames, write_cells_index
+    from .pipeline.freshness import manifest_identity
+
     exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
-    logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job")
+    # the cells computed before from the same fingerprint and data are taken from the existing
+    # file (pipeline/batchcache.py): an edit of one cell recomputes that cell only
+    data_id = (manifest_identity(Path(data[0]).with_name("manifest.json")) or "") if data else ""
+    prints = cell_prints(exp)
+    kept = reusable_frames(exp, output, data_id, prints) if reuse_cells else {}
+    logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job"
+           + (f", {len(kept)} of them unchanged since {output} was written: taken from it, "
+              f"{len(exp.all_cells) - len(kept)} computed" if kept else ""))
     from .pipeline.cells import reused_trials
 
     frames: dict[str, pd.DataFrame] = {}
     with _trial_failure_ends_the_job(logger), trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         for c in exp.all_cells:  # main cells first: a sensitivity cell may reuse its main cell's trials
+            if c.id in kept:
+                frames[c.id] = kept[c.id]
+                continue
             hit = reused_trials(exp, c)
             frames[c.id] = run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger,
                                     data_path=data[0] if data else None, reuse=frames[hit[0]] if hit else None)
     write_parquet(pd.concat(list(frames.values()), ignore_index=True), output)
+    write_cells_index(output, data_id, prints)  # last: a file without it is computed again
 
 
 def job_aggregate(experiment: str, scale: str, config_dir: str, cells: list[str], csv: str, md: str,
@@ -187,11 +203,40 @@ def job_summarise(scale: str, config_dir: str, artefacts: list[dict], log: str |
             loaded[name] = _load(name, scale, config_dir)
         return loaded[name]
 
+    from .pipeline.batchcache import canonical, read_index, stored_claims, write_record_index
+
     known: dict[str, list[float]] = {}
+    # the claim p-values of the siblings whose cells this job does not change, as noted when their
+    # records were made from the same cells (pipeline/batchcache.py): not computed again
     for a in artefacts:
+        for name, paths in _sibling_groups(a.get("siblings", [])).items():
+            if name not in known and len(paths) == 1 and (claims := stored_claims(paths[0])) is not None:
+                known[name] = [tuple(x) for x in claims]
+    # an artefact only pending on a sibling's new cells after the others (it compares their p-values)
+    for a in sorted(artefacts, key=lambda a: bool(a.get("pending"))):
+        groups = _sibling_groups(a.get("siblings", []))
+        own = a["cells"][0] if len(a["cells"]) == 1 and a["cells"][0].endswith("all_cells.parquet") else None
+        if a.get("pending") and own is not None:
+            from .report.aggregate import family_pvalues
+            from .report.artefact import load_cells
+
+            family_pvalues(groups, lambda name: load(name, sensitivity=False), load_cells, known)
+            used = (read_index(own) or {}).get("family")
+            if used is not None and canonical(used) == canonical({n: known[n] for n in groups}):
+                logger(f"{a['experiment']} [{scale}]: record kept (its cells, and its claim family's p-values, "
+                       "did not change)")
+                continue
         logger(f"{a['experiment']} [{scale}]: record" + (" and figure" if a.get("png") else ""))
         _aggregate(load, a["experiment"], a["cells"], a["csv"], a["md"], a["json"], a.get("status"),
                    a.get("siblings", []), known)
+        if own is not None and (a.get("status") or {}).get("runnable", True):
+            name = a["experiment"]
+            if name not in known and groups:  # its siblings' records need its p-values
+                from .report.aggregate import claim_pvalues
+                from .report.artefact import load_cells
+
+                known[name] = claim_pvalues(load(name, sensitivity=False), load_cells([own]))
+            write_record_index(own, known.get(name), {n: known[n] for n in groups})
         if a.get("png"):
             from .report.figures import build_figure
 
