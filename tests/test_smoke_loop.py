@@ -13,7 +13,7 @@ here (table2_eachmovie: a not-run record):
 * after each, again, nothing to do.
 
 Each step is a Snakemake start (~10-20 s) and the first run computes two artefacts at smoke
-scale: marked ``engines`` (`make test-engines`)."""
+scale: marked ``long`` (`make test-long`)."""
 import hashlib
 import os
 import re
@@ -27,7 +27,7 @@ import pytest
 
 from conftest import scratch_workflow
 
-pytestmark = pytest.mark.engines
+pytestmark = pytest.mark.long
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
