@@ -91,6 +91,10 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     kept = None
     if reuse:
         kept = read_cell(reuse)
+    if data and not twin:  # before any trial: in the checkout, and the file its manifest names
+        from .data.processed_check import check_processed
+
+        check_processed(data[0])
     if twin:
         from .pipeline.runner import from_twin
 
@@ -121,6 +125,10 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
     logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job")
+    if data:  # before any trial: in the checkout, and the file its manifest names
+        from .data.processed_check import check_processed
+
+        check_processed(data[0])
     from .pipeline.cells import reused_trials
 
     frames: dict[str, pd.DataFrame] = {}
