@@ -216,6 +216,20 @@ def test_an_altered_processed_file_is_refused_before_any_trial(toy, tmp_path, mo
         runner.run_cell(exp, "c0")
 
 
+def test_keeping_arrays_refuses_altered_processed_data(toy, tmp_path, monkeypatch):
+    """`make data`'s keep_arrays step reads the processed data too: checked first."""
+    npz, root = _preprocessed(toy)
+    with open(npz, "ab") as f:
+        f.write(b"\0")
+    monkeypatch.chdir(tmp_path)
+    from rankrepro import jobs
+
+    monkeypatch.setattr(jobs, "kept_array_calls", lambda *a, **k: pytest.fail("arrays built from altered data"))
+    monkeypatch.setattr(jobs, "_load", lambda *a, **k: None)
+    with pytest.raises(ProcessedDataRefused, match="data/processed/toy/data.npz"):
+        jobs.job_keep_arrays(["x"], "smoke", "config", {"x": "data/processed/toy/data.npz"}, str(tmp_path / "k.json"))
+
+
 def test_an_edit_keeping_size_and_time_of_the_processed_file_is_hashed_again(toy):
     """The stamp (size, mtime, inode, ctime) spares the hash only while the file is untouched."""
     npz, root = _preprocessed(toy)

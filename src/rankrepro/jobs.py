@@ -283,8 +283,12 @@ def job_keep_arrays(experiments: list[str], scale: str, config_dir: str, data: d
     ``output``: the seconds each took (built, or read back when kept already)."""
     import time
 
+    from .data.processed_check import check_processed
+
     logger = _logger(log)
     seconds: dict[str, float] = {}
+    for path in sorted(set(data.values())):  # in the checkout, and the files their manifests name
+        check_processed(path)
     for name in experiments:
         for key, call in kept_array_calls(_load(name, scale, config_dir), data[name]).items():
             t0 = time.perf_counter()
