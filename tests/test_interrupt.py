@@ -119,7 +119,7 @@ def test_preprocessing_reports_progress(tmp_path, monkeypatch):
     """Preprocessing a data set of several files (LETOR: 15, about 35 s) says how far it is,
     file by file, with an ETA; here on a two-fold LETOR data set written for the test (its
     files are not the registry's, so the raw files' check against the registry's sums, tested
-    in test_data_integrity.py, is passed over here)."""
+    in test_data_integrity.py and test_files_in_checkout.py, is passed over here)."""
     import json
     from types import SimpleNamespace
 
@@ -142,6 +142,10 @@ def test_preprocessing_reports_progress(tmp_path, monkeypatch):
         (raw / rel).write_text("\n".join(rows) + "\n")
         files[rel] = {"sha256": "0" * 64}
     (raw / MANIFEST).write_text(json.dumps({"files": files}))
+    # and the hash made while reading them expects their own sums
+    from rankrepro.data.fetch import sha256
+
+    monkeypatch.setattr(pp, "_expected_sums", lambda e, m: {rel: sha256(raw / rel) for rel in e.data_files})
     lines = []
     preprocess(entry.name, paths=Paths.under(tmp_path), progress=lines.append)
     n = len(entry.data_files)

@@ -87,6 +87,8 @@ def test_the_keep_step_writes_what_it_kept(monkeypatch, tmp_path):
     calls = []
     monkeypatch.setattr(coactive_movies, "movie_setup", lambda *a, **k: calls.append((a, k)))
     out = tmp_path / "kept.json"
+    # a stand-in data file: its check against a manifest (test_files_in_checkout.py) passed over
+    monkeypatch.setattr("rankrepro.data.processed_check.check_processed", lambda p, root=None: p)
     job_keep_arrays(["shivaswamy2012/fig5"], "smoke", "config", {"shivaswamy2012/fig5": "d.npz"}, str(out))
     (args, kwargs), = calls
     assert args[0] == "d.npz" and args[1] == 2012

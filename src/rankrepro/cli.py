@@ -499,6 +499,13 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
         if not Path(data_path).is_file():
             raise CliError(f"{name} needs the processed data set {st.used} ({data_path} is absent): "
                            f"run `make data` or `rankrepro fetch {st.used} && rankrepro preprocess {st.used}`")
+        from .checkout import OutsideCheckout
+        from .data.processed_check import ProcessedDataRefused, check_processed
+
+        try:  # before any trial: in the checkout, and the very file its manifest names
+            check_processed(data_path)
+        except (OutsideCheckout, ProcessedDataRefused) as e:
+            raise CliError(f"{name}: {e}") from None
     root = Path(out) if out is not None else Path("runs") / "cli" / scale
     # one run per output folder: a second run into it stops here, naming this one's pid
     with _holding(root):
@@ -555,7 +562,7 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
             return rec
         from .report.html import build_report
 
-        build_report([str(res["json"])], pngs, report_html, scale)
+        build_report([str(res["json"])], pngs, report_html, scale, roots=[root])
         return rec
 
 
@@ -639,7 +646,7 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
         jsons = [str(root / "results" / r["paper"] / f"{r['artefact']}.json") for r in recs] + [str(paths["json"])]
         pngs = {f"{r['paper']}/{r['figure_file']}": str(root / "figures" / r["paper"] / f"{r['figure_file']}.png")
                 for r in recs if r.get("figure_file")}
-        build_report(jsons, pngs, root / "results" / "report" / "index.html", scale)
+        build_report(jsons, pngs, root / "results" / "report" / "index.html", scale, roots=[root])
         return rec
 
 
@@ -703,7 +710,9 @@ def _check_learner(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .files import DamagedFile, WriteFailed
+    from .checkout import OutsideCheckout
+    from .data.processed_check import ProcessedDataRefused
+    from .files import DamagedFile, ReadFailed, WriteFailed
 
     from .pipeline.learner_checks import TrialFailed
 
@@ -716,7 +725,8 @@ def main(argv: list[str] | None = None) -> int:
     except TrialFailed as e:  # a learner's error or unusable output, naming the cell and trial: one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 1
-    except (DamagedFile, WriteFailed) as e:  # a project file damaged, a write refused (a full disk): one line
+    except (DamagedFile, WriteFailed, ReadFailed, OutsideCheckout, ProcessedDataRefused) as e:
+        # a project file damaged or leading out of the checkout, a read or write refused (a full disk): one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
@@ -752,7 +762,11 @@ def _dispatch(args) -> int:
         from .data.preprocess import preprocess
 
         for n in args.names:
-            print(preprocess(n))
+            try:
+                print(preprocess(n))
+            except (ChecksumError, KeyError) as e:
+                print(f"rankrepro: error: {e}", file=sys.stderr)
+                return 1
     elif args.cmd == "verify":
         return _verify(args)
     elif args.cmd == "report":

@@ -37,6 +37,25 @@ class WriteFailed(OSError):
         return self.strerror
 
 
+class ReadFailed(OSError):
+    """An OS error while reading a file (permission denied, an I/O error), naming it."""
+
+    def __init__(self, path: str | os.PathLike, err: OSError):
+        super().__init__(err.errno, f"cannot read {path}: {err.strerror or err}")
+        self.path = str(path)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def os_error_named(err: OSError) -> OSError:
+    """``err`` as one line naming its file: :class:`WriteFailed` / :class:`ReadFailed` stay as
+    they are; another OS error becomes a :class:`ReadFailed` of the file it names."""
+    if isinstance(err, (WriteFailed, ReadFailed)):
+        return err
+    return ReadFailed(err.filename if err.filename is not None else "(no file named)", err)
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"it holds {name}, which is not a JSON number (a damaged or hand-edited file?)")
 

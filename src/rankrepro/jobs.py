@@ -105,6 +105,10 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     kept = None
     if reuse:
         kept = read_cell(reuse)
+    if data and not twin:  # before any trial: in the checkout, and the file its manifest names
+        from .data.processed_check import check_processed
+
+        check_processed(data[0])
     if twin:
         from .pipeline.runner import from_twin
 
@@ -139,6 +143,10 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
 
     exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
+    if data:  # before any trial: in the checkout, and the file its manifest names
+        from .data.processed_check import check_processed
+
+        check_processed(data[0])
     # the cells computed before from the same fingerprint and data are taken from the existing
     # file (pipeline/batchcache.py): an edit of one cell recomputes that cell only
     data_id = (manifest_identity(Path(data[0]).with_name("manifest.json")) or "") if data else ""
@@ -334,8 +342,12 @@ def job_keep_arrays(experiments: list[str], scale: str, config_dir: str, data: d
     ``output``: the seconds each took (built, or read back when kept already)."""
     import time
 
+    from .data.processed_check import check_processed
+
     logger = _logger(log)
     seconds: dict[str, float] = {}
+    for path in sorted(set(data.values())):  # in the checkout, and the files their manifests name
+        check_processed(path)
     for name in experiments:
         for key, call in kept_array_calls(_load(name, scale, config_dir), data[name]).items():
             t0 = time.perf_counter()

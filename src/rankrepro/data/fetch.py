@@ -10,9 +10,10 @@ both hashes, and the file is never used.  A verified data set gets a
 A file the registry does not pin (its sha256 is None) is accepted with a warning and its hash
 recorded; it is never reported as *verified* (its state is *unpinned*).  A file edited after
 it was fetched is noticed: :func:`check_local` compares every raw file with the registry's sum
-(or, unpinned, the sum recorded when it was fetched), through a stamp of its size and
-modification time (``data/raw/<name>/.stamps.json``) written only after a real hash matched;
-a file whose stamp differs is hashed again.  Preprocessing hashes every file in full.
+(or, unpinned, the sum recorded when it was fetched), through a stamp of its size,
+modification time, inode and change time (``data/raw/<name>/.stamps.json``) written only after
+a real hash matched; a file whose stamp differs is hashed again (any write changes the change
+time, which a user cannot set back as ``touch`` sets the modification time).  Preprocessing hashes every file in full.
 """
 
 from __future__ import annotations
@@ -34,12 +35,13 @@ import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..checkout import data_folders_inside
 from .registry import DATASETS, DatasetEntry, get
 
 MIRROR_ENV = "RANKREPRO_DATA_MIRROR"
 OFFLINE_ENV = "RANKREPRO_OFFLINE"
 MANIFEST = "MANIFEST.json"
-#: (size, mtime) of each raw file when its sha256 last matched, beside the manifest
+#: (size, mtime, inode, ctime) of each raw file when its sha256 last matched, beside the manifest
 STAMPS = ".stamps.json"
 
 
@@ -208,15 +210,19 @@ def _read_json(path: Path) -> dict:
 
 
 def _stamp(path: Path) -> list[int]:
+    """Size, modification time, inode and change time (ns): an edit that keeps the size and
+    sets the modification time back still changes the change time, which no user can set."""
     st = path.stat()
-    return [st.st_size, st.st_mtime_ns]
+    return [st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns]
 
 
-def _record_stamps(d: Path, hashes: dict[str, str]) -> None:
-    """Remember the size and modification time of files whose sha256 was just computed and
-    matched (only a real hash refreshes a stamp)."""
+def _record_stamps(d: Path, hashes: dict[str, str], taken: dict[str, list[int]] | None = None) -> None:
+    """Remember the stamps of files whose sha256 was just computed and matched (only a real
+    hash refreshes a stamp; ``taken``: stamps taken before hashing, so that a write during the
+    hash leaves a stamp that no longer matches)."""
+    taken = taken or {}
     stamps = _read_json(d / STAMPS)
-    stamps.update({rel: {"sha256": h, "stamp": _stamp(d / rel)} for rel, h in hashes.items()})
+    stamps.update({rel: {"sha256": h, "stamp": taken.get(rel) or _stamp(d / rel)} for rel, h in hashes.items()})
     tmp = d / f".{STAMPS}.{os.getpid()}.tmp"
     try:
         tmp.write_text(json.dumps(stamps, indent=1, sort_keys=True))
@@ -240,8 +246,8 @@ class LocalCheck:
 def check_local(entry: DatasetEntry, paths: Paths, rehash: bool = False) -> LocalCheck:
     """Whether the raw files of ``entry`` are the ones fetched and verified: present, in the
     manifest, and equal to the registry's sha256 (an unpinned file: to the sha256 the manifest
-    recorded when it was fetched).  A file whose size and modification time are those stamped
-    after its last matching hash is taken as unchanged, any other is hashed again (``rehash``:
+    recorded when it was fetched).  A file whose size, modification time, inode and change
+    time are those stamped after its last matching hash is taken as unchanged, any other is hashed again (``rehash``:
     every file is hashed)."""
     d = paths.raw / entry.name
     if not (d / MANIFEST).is_file():
@@ -250,6 +256,7 @@ def check_local(entry: DatasetEntry, paths: Paths, rehash: bool = False) -> Loca
     files = files if isinstance(files, dict) else {}
     stamps = _read_json(d / STAMPS)
     hashed: dict[str, str] = {}
+    taken: dict[str, list[int]] = {}
     for rel, want in entry.files.items():
         p, rec = d / rel, files.get(rel)
         if not p.is_file() or not isinstance(rec, dict) or not rec.get("sha256"):
@@ -259,15 +266,17 @@ def check_local(entry: DatasetEntry, paths: Paths, rehash: bool = False) -> Loca
                                              f"not the registry's {want}")
         expect = want or rec["sha256"]
         st = stamps.get(rel)
-        if not rehash and isinstance(st, dict) and st.get("sha256") == expect and st.get("stamp") == _stamp(p):
+        now = _stamp(p)
+        if not rehash and isinstance(st, dict) and st.get("sha256") == expect and st.get("stamp") == now:
             continue
         got = sha256(p)
+        taken[rel] = now
         if got != expect:
             whose = "the registry's" if want is not None else "the one recorded when it was fetched (unpinned)"
             return LocalCheck(False, problem=f"{p} changed after it was verified: sha256 {got} is not {whose} {expect}")
         hashed[rel] = got
     if hashed:
-        _record_stamps(d, hashed)
+        _record_stamps(d, hashed, taken)
     return LocalCheck(True, unpinned=[rel for rel, want in entry.files.items() if want is None])
 
 
@@ -282,6 +291,8 @@ def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, all
     allow_network = (not offline()) if allow_network is None else allow_network
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
     d = paths.raw / entry.name
+    # data/raw/<name> linked to a folder outside the checkout: refused before anything is written through it
+    data_folders_inside(paths, entry.name, processed=False)
     d.mkdir(parents=True, exist_ok=True)
     record: dict[str, dict] = {}
     errors: list[str] = []

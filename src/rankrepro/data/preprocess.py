@@ -14,19 +14,24 @@ source files' hashes and the preprocessing parameters, so a change of either reb
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from . import ir_readers, readers
 from .fetch import MANIFEST, ChecksumError, Paths, check_local
-from ..io import atomic_write
+from ..checkout import data_folders_inside, refuse_outside, data_root
+from ..files import ReadFailed, WriteFailed, atomic_write, os_error_named
 from .registry import get
 from .arrays import derived_arrays, derived_path, load_cached, read_npz  # noqa: F401 - their former home
 
@@ -82,14 +87,17 @@ def _stderr(msg: str) -> None:
 
 
 def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None = None,
-          progress: Callable[[str], None] | None = None) -> dict[str, np.ndarray]:
+          progress: Callable[[str], None] | None = None, source: str | os.PathLike | None = None
+          ) -> dict[str, np.ndarray]:
     """The arrays of a data set from its raw files.  ``progress`` (default: stderr) gets a
     line per file read for data sets of several files (LETOR: 15 files, about 35 s), with
-    the time so far and an ETA from the bytes still to read."""
+    the time so far and an ETA from the bytes still to read.  ``source``: the folder the data
+    files are read from (default ``data/raw/<name>``; :func:`preprocess` passes the private
+    copies whose bytes it hashed)."""
     progress = progress or _stderr
     entry = get(name)
     paths = paths or Paths()
-    raw = paths.raw / entry.name
+    raw = Path(source) if source is not None else paths.raw / entry.name
     params = {**DEFAULT_PARAMS.get(entry.kind, {}), **(params or {})}
     if entry.kind == "ratings":
         r = _READERS[entry.reader](raw / entry.data_files[0])
@@ -142,15 +150,106 @@ def eta_text(seconds: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
+def _expected_sums(entry, raw_manifest: Path) -> dict[str, str]:
+    """The sha256 each data file must have: the registry's, else (unpinned) the one recorded
+    in the raw manifest when the file was fetched."""
+    from ..files import read_json
+
+    files = read_json(raw_manifest, "raw data manifest").get("files")
+    files = files if isinstance(files, dict) else {}
+    out = {}
+    for rel in entry.data_files:
+        want = entry.files.get(rel)
+        if want is None:
+            rec = files.get(rel)
+            want = rec.get("sha256") if isinstance(rec, dict) else None
+        if not want:
+            raise ChecksumError(f"{raw_manifest}: records no sha256 of {rel}; run `rankrepro fetch {entry.name}`")
+        out[rel] = want
+    return out
+
+
+@contextlib.contextmanager
+def _verified_copies(entry, raw: Path, want: dict[str, str], work: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A private folder holding a copy of each data file of ``entry`` whose bytes were hashed
+    as they were read (one read of each raw file), and their sums; a file whose bytes are not
+    its expected sum is refused, naming it.  The readers then parse these copies: the bytes
+    parsed are the bytes hashed, whatever happens to ``data/raw`` meanwhile."""
+    work.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".preprocess-{entry.name}-", dir=work))
+    try:
+        got: dict[str, str] = {}
+        for rel in entry.data_files:
+            src, dst = raw / rel, tmp / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            h = hashlib.sha256()
+            try:
+                fin = open(src, "rb")
+            except OSError as e:
+                raise ReadFailed(src, e) from None
+            with fin, open(dst, "wb") as fout:
+                while True:
+                    try:
+                        block = fin.read(1 << 20)
+                    except OSError as e:
+                        raise ReadFailed(src, e) from None
+                    if not block:
+                        break
+                    h.update(block)
+                    try:
+                        fout.write(block)
+                    except OSError as e:
+                        raise WriteFailed(dst, e) from None
+            got[rel] = h.hexdigest()
+            if got[rel] != want[rel]:
+                raise ChecksumError(f"preprocessing {entry.name}: {src} changed after it was verified: the bytes "
+                                    f"read have sha256 {got[rel]}, not {want[rel]}; nothing was built from them; "
+                                    f"run `rankrepro fetch {entry.name}` to replace it")
+        yield tmp, got
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _naming_the_raw_file(e: BaseException, copies: Path, raw: Path) -> None:
+    """A reader's message names the copy it parsed: name the raw file instead."""
+    c, r = str(copies), str(raw)
+    e.args = tuple(a.replace(c, r) if isinstance(a, str) else a for a in e.args)
+    if isinstance(getattr(e, "path", None), str):
+        e.path = e.path.replace(c, r)
+
+
 def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | None = None,
                out_dir: str | os.PathLike | None = None, progress: Callable[[str], None] | None = None) -> Path:
+    """:func:`_preprocess`, with an OS error (permission denied, a full disk) raised as one line
+    naming the file (:class:`~rankrepro.files.ReadFailed` / :class:`~rankrepro.files.WriteFailed`),
+    no partial file left."""
+    try:
+        return _preprocess(name, paths, params, out_dir, progress)
+    except OSError as e:
+        if isinstance(e, FileNotFoundError) and not isinstance(e, (ReadFailed, WriteFailed)) and e.filename is None:
+            raise  # our own "not fetched" message, already naming the file
+        raise os_error_named(e) from None
+
+
+def _preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | None = None,
+                out_dir: str | os.PathLike | None = None, progress: Callable[[str], None] | None = None) -> Path:
     """Read the verified raw files of ``name`` and write the npz and its manifest
-    (``progress``: where the progress lines go, default stderr)."""
+    (``progress``: where the progress lines go, default stderr).
+
+    Every raw data file is read once, hashed while read into a private copy, and parsed from
+    that copy (a file swapped after its hash cannot slip in); the npz and the manifest (which
+    names the npz's own sha256, checked before a run uses it:
+    :func:`rankrepro.data.processed_check.check_processed`) are written to temporary files and
+    renamed.  The data folders must resolve inside the checkout (no symbolic link leading
+    out); an OS error (permission, a full disk) is one line naming the file."""
     progress = progress or _stderr
     t0 = time.perf_counter()
 
     entry = get(name)
     paths = paths or Paths()
+    data_folders_inside(paths, entry.name)
+    out = Path(out_dir) if out_dir else paths.processed / entry.name
+    refuse_outside(out, data_root(paths.raw), f"the processed data folder of {name}")
     raw_manifest = paths.raw / entry.name / MANIFEST
     if not raw_manifest.is_file():
         raise FileNotFoundError(f"{raw_manifest}: data set {name} has not been fetched and verified")
@@ -160,15 +259,32 @@ def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | N
     if not local.ok:
         raise ChecksumError(f"preprocessing {name}: " + (local.problem or f"{raw_manifest} does not list every file")
                             + f"; run `rankrepro fetch {name}` to replace it")
+    want = _expected_sums(entry, raw_manifest)
     progress(f"preprocessing {name} ({entry.title})")
-    arrays = build(name, paths, params, progress)
-    out = Path(out_dir) if out_dir else paths.processed / entry.name
-    atomic_write(out / PROCESSED, lambda tmp: np.savez(open(tmp, "wb"), **arrays))
-    sources = json.loads(raw_manifest.read_text())["files"]
+    raw = paths.raw / entry.name
+    with _verified_copies(entry, raw, want, out.parent) as (copies, sums):
+        try:
+            arrays = build(name, paths, params, progress, source=copies)
+        except Exception as e:  # noqa: BLE001 - re-raised as it is, naming data/raw's file, not the copy
+            _naming_the_raw_file(e, copies, raw)
+            raise
+    digest = hashlib.sha256()
+
+    def write_npz(tmp: str) -> None:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+        with open(tmp, "rb") as f:  # the sum of the bytes written, read back from the temporary file
+            while block := f.read(1 << 20):
+                digest.update(block)
+
+    atomic_write(out / PROCESSED, write_npz)
     manifest = {
         "name": name, "title": entry.title, "kind": entry.kind,
         "params": {**DEFAULT_PARAMS.get(entry.kind, {}), **(params or {})},
-        "sources": {rel: sources[rel]["sha256"] for rel in entry.data_files},
+        # the sums of the bytes parsed (each equal to the registry's, or the fetched unpinned sum)
+        "sources": {rel: sums[rel] for rel in entry.data_files},
+        # the processed file's own sum: a run refuses a data.npz that is not this one
+        "sha256": digest.hexdigest(),
         "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
         # the structural checks the reader applied; all passed (a fault stops preprocessing)
         "structure": {"checks": readers.STRUCTURE_POLICY[entry.kind], "faults": 0},

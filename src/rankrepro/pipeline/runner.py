@@ -18,6 +18,7 @@ import pandas as pd
 from joblib import Parallel, delayed, parallel_config
 
 from ..data.preprocess import eta_text
+from ..data.processed_check import check_processed
 from ..data.status import data_status
 from ..protocols import PROTOCOLS, Spec
 from .cells import Cell, Experiment
@@ -76,13 +77,18 @@ def _run_one(protocol: str, spec: Spec, trial: int, where: str = ""):
 
 
 def default_data_path(exp: Experiment) -> str | None:
-    """The processed data an experiment runs on: its own data set or the substitute."""
+    """The processed data an experiment runs on: its own data set or the substitute, checked
+    (:func:`~rankrepro.data.processed_check.check_processed`: inside the checkout, and the file
+    its manifest's sha256 names), so no trial starts on altered data."""
     if exp.cfg.dataset.source is None:
         return None
     st = data_status(exp.cfg.dataset.source)
     if not st.runnable:
         raise FileNotFoundError(f"{exp.name}: {st.reason}. {st.how_to_obtain}")
-    return f"data/processed/{st.used}/data.npz"
+    path = f"data/processed/{st.used}/data.npz"
+    # in the checkout, and the very file its manifest names (a stamp spares the hash after the first run)
+    check_processed(path)
+    return path
 
 
 def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[int] | None = None,

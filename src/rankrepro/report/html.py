@@ -315,16 +315,37 @@ class RecordMismatch(ValueError):
     """Records the report refuses: edited since they were written, or whose cells changed."""
 
 
+def report_roots(out_html: str | os.PathLike) -> list[Path]:
+    """The folders a report's inputs must resolve inside by default: the checkout (the current
+    folder) and the output tree the report is written in (``<root>/results/report/index.html``)."""
+    roots = [Path.cwd()]
+    out = Path(os.path.abspath(out_html))
+    if out.parent.name == "report" and out.parent.parent.name == "results":
+        roots.append(out.parent.parent.parent)
+    return roots
+
+
 def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str,
-                 kept: dict[str, str] | None = None) -> None:
+                 kept: dict[str, str] | None = None, roots: list[str | os.PathLike] | None = None) -> None:
     """Raises :class:`RecordMismatch`, naming each file, when a record is not what was written
     (its ``record_sha256``) or a cell it names no longer has the bytes it was aggregated from
-    (``cells_sha256``): the report shows no number whose chain to its cells is broken."""
+    (``cells_sha256``): the report shows no number whose chain to its cells is broken.
+
+    ``roots``: the folders its inputs (records, figure PNGs, which are embedded) must resolve
+    inside (default :func:`report_roots`; ``rankrepro run`` passes its ``--out``): one that
+    leads outside (a symbolic link to ``/etc/passwd``) is refused, naming it
+    (:class:`~rankrepro.checkout.OutsideCheckout`), before it is read."""
+    from ..checkout import refuse_outside
     from ..pipeline.integrity import record_problems
 
+    roots = list(roots) if roots is not None else report_roots(out_html)
     records, comparisons, files = [], [], {}
     out_dir = Path(out_html).parent
     loaded, problems = [], []
+    for p in json_paths:
+        refuse_outside(p, roots, "a record the report reads")
+    for png in png_paths.values():
+        refuse_outside(png, roots, "a figure the report embeds")
     for p in json_paths:
         rec = read_json(p, "record")  # a truncated file, NaN, not an object: named, one line
         for key in (("name", "family") if rec.get("kind") == "comparison" else ("name", "paper", "artefact")):
@@ -367,5 +388,5 @@ def rebuild_report(scale: str = "paper", root: str | os.PathLike = ".") -> Path:
     pngs = {f"{p.parent.name}/{p.stem}": str(p)
             for p in [*(prefix / "figures").glob("*/*.png"), *(prefix / "figures").glob("*/comparison/*.png")]}
     out = prefix / "results" / "report" / "index.html"
-    build_report(records, pngs, out, scale)
+    build_report(records, pngs, out, scale, roots=[root])
     return out
