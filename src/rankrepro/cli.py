@@ -117,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
                     "committed results/<paper>/<artefact>/cells/*.parquet: the same rows and every value bit for\n"
                     "bit, except the timing metrics (rankrepro.metrics.TIMING_METRICS).  Prints a table and exits 1\n"
                     "on any difference.  Without EXPERIMENT or --all: the cheapest cell of every artefact that\n"
-                    "can run here (about two CPU-minutes).",
+                    "can run here (the cells' CPU seconds are printed as each is checked).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  rankrepro verify                                 # the sample (make verify)\n"
                "  rankrepro verify harrington2003/table1 --all     # every cell of one artefact\n"
@@ -132,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--records", action="store_true",
                    help="instead of recomputing cells: check every committed record against its cells (each cell's "
                         "sha256 against its fingerprint file and record; each record, table and Markdown aggregated "
-                        "again from its cells and compared byte for byte); all of them, in a few CPU-minutes")
+                        "again from its cells and compared byte for byte); all of them, without recomputing a cell")
     v.add_argument("--record", action="store_true",
                    help="write what was verified into the records and refresh the identical cells' fingerprint "
                         "files (commit them)")
@@ -209,7 +209,7 @@ def _add_runfiles_export(sub) -> None:
                     "file and the fold's qrels under OUT/<paper>/<artefact>/ (rankrepro.report.runfiles).\n"
                     "Exits 1 when a trial does not give the committed values (nothing is written for it).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="examples:\n  rankrepro runfiles                                   # every LETOR cell (~30 CPU-minutes)\n"
+        epilog="examples:\n  rankrepro runfiles                                   # every LETOR cell (all of them recomputed: long)\n"
                "  rankrepro runfiles arena/letor_mq2008 --cells ranksvm --trials 0 --out /tmp/runs")
     rf.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: every LETOR one)")
     rf.add_argument("--cells", nargs="+", default=None, help="only these cell ids")
