@@ -113,11 +113,15 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
         raise config_error(name, e) from None
     # the diagnoses, from their own file (config/diagnoses/<paper>/<artefact>.yaml): an error
     # at one of them is reported at that file's key
-    located = diagnoses.merge(name, root, plain)
+    unmatched: list[ConfigError] = []
+    located = diagnoses.merge(name, root, plain, unmatched)
     try:
-        return _checked(name, scale, plain, added)
+        exp = _checked(name, scale, plain, added)
     except ConfigError as err:
         raise diagnoses.relocate(name, err, located) from None
+    if unmatched:  # a diagnosis of a published value or claim the experiment does not have
+        raise unmatched[0]
+    return exp
 
 
 def _checked(name: str, scale: str, plain: dict, added: dict[str, dict]) -> Experiment:

@@ -100,11 +100,14 @@ def _check_diagnosis(name: str, key: str, d: object, where: str) -> None:
         require(name, f"{key}.{k}", k in allowed, f"{where}: unknown key '{k}' (a diagnosis has {', '.join(allowed)})")
 
 
-def merge(name: str, root: Path, plain: dict) -> dict[str, str]:
+def merge(name: str, root: Path, plain: dict, unmatched: list[ConfigError] | None = None) -> dict[str, str]:
     """Attach the diagnoses of ``config/diagnoses/<name>.yaml`` to the published values and
     claims of ``plain`` (the composed, resolved experiment as plain data), in place.  Returns
     where each came from: the experiment's key (``experiment.claims[2].diagnosis``) -> the
-    file's (``claims.<id>``), for :func:`relocate`."""
+    file's (``claims.<id>``), for :func:`relocate`.  ``unmatched``: an entry that names no
+    published value or claim of the experiment is added to it (to be raised once the
+    experiment's own checks pass: an override that changes a published value's select is
+    reported at its key, not as the diagnosis it orphans) instead of raised."""
     doc = read(name, root)
     if doc is None:
         return {}
@@ -115,9 +118,15 @@ def merge(name: str, root: Path, plain: dict) -> dict[str, str]:
     for j, p in enumerate(doc["published"]):
         hits = [i for i, q in enumerate(published) if isinstance(q, dict) and _same_value(p, q)]
         what = f"{p['metric']} of {p['select']}" + (f" at round {p['round']}" if "round" in p else "")
-        require(name, f"published[{j}]", len(hits) == 1,
-                f"{where}: the experiment has {'no' if not hits else len(hits)} published value"
-                f"{'s' if len(hits) > 1 else ''} {what}" + (" (add round or source to tell them apart)" if hits else ""))
+        if len(hits) != 1:
+            err = ConfigError(name, f"published[{j}]",
+                              f"{where}: the experiment has {'no' if not hits else len(hits)} published value"
+                              f"{'s' if len(hits) > 1 else ''} {what}"
+                              + (" (add round or source to tell them apart)" if hits else ""))
+            if unmatched is None or hits:
+                raise err
+            unmatched.append(err)
+            continue
         i = hits[0]
         require(name, f"published[{j}].diagnosis", published[i].get("diagnosis") is None,
                 f"{where}: the published value {what} has a diagnosis in the experiment file too; keep one")
@@ -126,8 +135,13 @@ def merge(name: str, root: Path, plain: dict) -> dict[str, str]:
     claims = exp.get("claims") or []
     ids = [c.get("id") for c in claims if isinstance(c, dict)]
     for cid, d in doc["claims"].items():
-        require(name, f"claims.{cid}", cid in ids,
-                f"{where}: the experiment has no claim '{cid}' (its claims: {', '.join(map(str, ids)) or 'none'})")
+        if cid not in ids:
+            err = ConfigError(name, f"claims.{cid}", f"{where}: the experiment has no claim '{cid}' "
+                                                      f"(its claims: {', '.join(map(str, ids)) or 'none'})")
+            if unmatched is None:
+                raise err
+            unmatched.append(err)
+            continue
         i = ids.index(cid)
         require(name, f"claims.{cid}", claims[i].get("diagnosis") is None,
                 f"{where}: claim '{cid}' has a diagnosis in the experiment file too; keep one")
