@@ -204,13 +204,13 @@ def pytest_collection_modifyitems(config, items):
 
 def scratch_workflow(w: Path) -> Path:
     """A copy of the workflow at ``w`` (Snakefile, rules, scripts, profiles and every config
-    group but the experiments, which each test adds as it needs)."""
+    group but the experiments and their diagnoses, which each test adds as it needs)."""
     import shutil
 
     for item in ("Snakefile", "rules", "scripts", "environment.yml", "profiles"):
         src = ROOT / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, w / item)
-    shutil.copytree(ROOT / "config", w / "config", ignore=shutil.ignore_patterns("experiment"))
+    shutil.copytree(ROOT / "config", w / "config", ignore=shutil.ignore_patterns("experiment", "diagnoses"))
     return w
 
 

@@ -132,7 +132,8 @@ def test_version(capsys):
 
 def test_cfg_job_prints_the_composed_config_and_runs_nothing(tmp_path, capsys, monkeypatch):
     """`--cfg job` is Hydra's composed config (interpolations as written): the same as Hydra's
-    own compose API gives for the experiment, scale and overrides; nothing is written."""
+    own compose API gives for the experiment, scale and overrides, with the experiment's
+    diagnoses from their file; nothing is written."""
     import yaml
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -150,6 +151,13 @@ def test_cfg_job_prints_the_composed_config_and_runs_nothing(tmp_path, capsys, m
                                                      "experiment.n_trials=3"])
     finally:
         GlobalHydra.instance().clear()
+    # the diagnoses (config/diagnoses/harrington2003/table1.yaml, which Hydra does not compose)
+    # are on their published values, as in the resolved config the workflow writes
+    committed = yaml.safe_load((ROOT / "results/harrington2003/table1.config.yaml").read_text())["experiment"]
+    assert [p["diagnosis"] for p in printed["experiment"]["published"]] == \
+        [p["diagnosis"] for p in committed["published"]]
+    for p in printed["experiment"]["published"]:
+        p["diagnosis"] = None  # the schema's default, as Hydra composes it
     assert printed == OmegaConf.to_container(hydra_cfg, resolve=False)
     assert printed["experiment"]["n_trials"] == 3
     # a mistake is the run's one line, and --resolve alone is refused

@@ -198,6 +198,7 @@ def _two_experiments(tmp_path, config_dir):
         rel = f.relative_to(cfg / "experiment").as_posix()
         if not f.name.startswith("_") and rel not in ("harrington2003/table1.yaml", "shivaswamy2012/fig4.yaml"):
             f.unlink()
+            (cfg / "diagnoses" / rel).unlink(missing_ok=True)  # and its diagnoses (config/diagnoses/)
     assert list_experiments(cfg) == ["harrington2003/table1", "shivaswamy2012/fig4"]
     return cfg
 
@@ -225,6 +226,12 @@ def test_catalog_cache_reads_back_the_same_and_follows_edits(tmp_path, config_di
     edited = load_catalog("paper", config_dir=cfg, cache_dir=cache)
     assert edited["harrington2003/table1"].n_trials == 7 and calls
     assert load_catalog("paper", config_dir=cfg, cache_dir=cache)["harrington2003/table1"].n_trials == 7
+    # and an edit of a diagnoses file (config/diagnoses/, merged into the experiment when it loads)
+    d = cfg / "diagnoses" / "harrington2003" / "table1.yaml"
+    d.write_text(d.read_text().replace("kind: open protocol choice", "kind: paper", 1))
+    kinds = {p.diagnosis.kind for p in load_catalog("paper", config_dir=cfg, cache_dir=cache)[
+        "harrington2003/table1"].cfg.experiment.published if p.diagnosis is not None}
+    assert kinds == {"paper"}, kinds
     # a bad config raises every time and leaves no file behind
     f.write_text(f.read_text().replace("n_trials: 7", "n_trails: 7"))
     before = sorted(cache.iterdir())

@@ -18,7 +18,7 @@ from conftest import committed_catalog
 def two(tmp_path):
     """A config folder without experiments; the tests add theirs."""
     cfg = tmp_path / "config"
-    shutil.copytree(CONFIG, cfg, ignore=shutil.ignore_patterns("experiment"))
+    shutil.copytree(CONFIG, cfg, ignore=shutil.ignore_patterns("experiment", "diagnoses"))
     return cfg
 
 

@@ -163,7 +163,7 @@ def test_rankrepro_run_writes_nothing_outside_its_folder(tmp_path, monkeypatch):
     from rankrepro.cli import main
 
     cfg = tmp_path / "config"
-    shutil.copytree(CONFIG, cfg, ignore=shutil.ignore_patterns("experiment"))
+    shutil.copytree(CONFIG, cfg, ignore=shutil.ignore_patterns("experiment", "diagnoses"))
     up = "../" * 8
     _add(cfg, "harrington2003/evil.yaml", experiment_text(
         "harrington2003", "evil", f'algorithms:\n  "{up}some/where/EVIL_CELL": {{estimator: prank, label: evil}}\n',
@@ -263,7 +263,7 @@ def scratch_workflow(tmp_path: Path) -> Path:
     for item in ("Snakefile", "rules", "scripts", "environment.yml", "profiles"):
         src = ROOT / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, w / item)
-    shutil.copytree(CONFIG, w / "config", ignore=shutil.ignore_patterns("experiment"))
+    shutil.copytree(CONFIG, w / "config", ignore=shutil.ignore_patterns("experiment", "diagnoses"))
     return w
 
 

@@ -181,8 +181,10 @@ def _sens(doc):
      "experiment.claims[0].diagnosis.kind", "must be one of"),
     (lambda e: e["claims"][0].update(diagnosis={"kind": "open protocol choice", "text": "x", "choice": "ghost"}),
      "experiment.claims[0].diagnosis.choice", "sensitivity choices"),
-    (lambda e: e["published"][0].update(diagnosis={"kind": "paper", "text": " "}),
-     "experiment.published[0].diagnosis.text", "say what"),
+    # (an inline diagnosis: table1's published values have theirs in config/diagnoses/, whose
+    # errors tests/test_diagnoses_files.py checks)
+    (lambda e: e["claims"][1].update(diagnosis={"kind": "paper", "text": " "}),
+     "experiment.claims[1].diagnosis.text", "say what"),
 ])
 def test_bad_blocks_are_refused_naming_the_key(scratch_config, edit, key, words):
     with pytest.raises(ConfigError) as ei:

@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from ..config_files import find_config_dir, list_experiments, list_scales
 from .cells import Experiment, cell_fingerprint
 from .config_errors import YAML_MAX_DEPTH, ConfigError, check_name, check_yaml_bounds, config_error, require
+from . import diagnoses
 from .config_limits import check_override_depth, check_resolvers, check_str_fields, check_text
 from .names import name_problem
 from .schema import SCHEMA, RootCfg, RootInCfg, targets_as_estimators
@@ -110,6 +111,21 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
         raise
     except Exception as e:  # Hydra wraps the OmegaConf error that names the key
         raise config_error(name, e) from None
+    # the diagnoses, from their own file (config/diagnoses/<paper>/<artefact>.yaml): an error
+    # at one of them is reported at that file's key
+    unmatched: list[ConfigError] = []
+    located = diagnoses.merge(name, root, plain, unmatched)
+    try:
+        exp = _checked(name, scale, plain, added)
+    except ConfigError as err:
+        raise diagnoses.relocate(name, err, located) from None
+    if unmatched:  # a diagnosis of a published value or claim the experiment does not have
+        raise unmatched[0]
+    return exp
+
+
+def _checked(name: str, scale: str, plain: dict, added: dict[str, dict]) -> Experiment:
+    """The composed experiment (plain data, its diagnoses merged) checked and expanded."""
     check_text(name, plain)
     check_text(name, added)
     for key, entry in added.items():
@@ -153,6 +169,7 @@ def composed_config(name: str, scale: str = "paper", overrides: list[str] | tupl
     overrides, added = _added_algorithms(name, list(overrides))
     plain = OmegaConf.to_container(_compose(root, name, scale, overrides), resolve=False)
     plain["algorithms"].update(added)
+    diagnoses.merge(name, root, plain)
     return OmegaConf.create(plain)
 
 
@@ -248,6 +265,7 @@ def load_catalog(scale: str = "paper", config_dir: str | os.PathLike | None = No
     A config that does not load is never kept."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
     names = list_experiments(root)
+    diagnoses.check_files(root, names)
     if cache_dir is not None:
         from . import cache
 

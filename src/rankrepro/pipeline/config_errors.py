@@ -263,7 +263,7 @@ def check_yaml_bounds(name: str, root: Path) -> None:
         if memo_key in _YAML_OK:
             continue
         rel = f.relative_to(root).as_posix()
-        owner = rel[len("experiment/"):-len(".yaml")] if rel.startswith("experiment/") \
+        owner = rel.split("/", 1)[1][:-len(".yaml")] if rel.startswith(("experiment/", "diagnoses/")) \
             and not f.name.startswith("_") else name
         prefix = {"dataset": "dataset.", "scale": "scale."}.get(rel.split("/")[0], "")
         problem, where = None, []
