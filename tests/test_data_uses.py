@@ -31,6 +31,9 @@ def test_data_status_names_what_each_absent_original_would_switch_and_where_it_g
     text = originals_table(paths, tmp_path / "no-mirror", probe=False, config_dir=CONFIG_DIR)
     block = {line.split()[0]: line for line in text.splitlines() if line.startswith("  ") and not line.startswith("      ")}
     assert "harrington2003/table2_eachmovie" in block["eachmovie"] and "yu2006/tables" in block["eachmovie"]
+    # the arena's experiments on those data sets switch with them (their data set is their paper experiment's)
+    assert all(f"arena/{a}" in block["eachmovie"] for a in ("online_eachmovie", "online_min100", "collab_gp_n400"))
+    assert "arena/letor_mq2008" in block["letor3-td2003"] and "arena/" not in block["ohsumed-judged"]
     assert "now not run" in block["ohsumed-judged"] and "harrington2003/table2_ohsumed" in block["ohsumed-judged"]
     assert "data/raw/letor3-td2003/" in text and "$RANKREPRO_DATA_MIRROR/letor3-td2003/" in text
     assert "mslr-web10k" not in block  # no artefact uses it: nothing to switch

@@ -11,7 +11,9 @@ refused.
 Slow (marked ``fixtures``, `make test-fixtures`, several minutes): in a scratch copy of the
 workflow at smoke scale, every artefact that uses a fixture's data set runs on it and its record
 says original data, with verdicts against the published values (not references), and the
-substitute untouched; from a mirror folder as well; with the fixture removed, the artefact is back
+substitute untouched; the arena's experiments on those data sets too (original data, nothing
+published to judge), and every arena family's comparison is built from them (its other members'
+data from the data mirror); from a mirror folder as well; with the fixture removed, the artefact is back
 on its substitute; the repository's committed records are never written.
 """
 import hashlib
@@ -46,6 +48,20 @@ ARTEFACTS = {
     "ohsumed-judged": ["harrington2003/table2_ohsumed"],
 }
 COMMON = ["harrington2003/_table2_common", "crammer_singer2005/_fig7_common", "elsas2008/_table4_common"]
+#: the arena's experiments on a fixture's data set (config/experiment/arena/, each taking its data set
+#: from the paper experiment its defaults name): on the original the day a user supplies it, as the papers'
+ARENA = {
+    "eachmovie": ["arena/online_eachmovie", "arena/online_min100", "arena/online_min200", "arena/collab_gp_n100",
+                  "arena/collab_gp_n200", "arena/collab_gp_n300", "arena/collab_gp_n400"],
+    "letor3-td2003": ["arena/letor_mq2008"],
+}
+#: the other members of those experiments' families (config/arena/<family>.yaml), on data sets that
+#: can be had here (from the data mirror), with the paper experiments their defaults name: with them
+#: every family's comparison is built; without the data mirror those families are left out
+ARENA_OTHERS = {"arena/online_synthetic": ("harrington2003/table1", None),
+                "arena/online_cystic_fibrosis": ("harrington2003/table2_cystic_fibrosis", "cystic-fibrosis"),
+                "arena/letor_ohsumed": ("elsas2008/table4_ohsumed", "letor2-ohsumed")}
+ARENA_COMMON = ["arena/_online", "arena/_collab_gp", "arena/_letor"]
 #: artefacts whose paper prints numbers the record compares (the figures' are judged by claims)
 TABLES = {"harrington2003/table2_eachmovie", "yu2006/tables", "elsas2008/table4_td2003", "elsas2008/table4_td2004",
           "harrington2003/table2_ohsumed"}
@@ -69,6 +85,21 @@ def test_each_fixture_holds_exactly_the_registry_files(fixtures):
     for name in make_fixtures.FIXTURES:
         got = sorted(str(p.relative_to(fixtures / name)) for p in (fixtures / name).rglob("*") if p.is_file())
         assert got == sorted(DATASETS[name].files), name
+
+
+def test_every_artefact_on_a_fixtures_data_set_is_taken_end_to_end():
+    """The papers' and the arena's artefacts listed above are all those the configs put on the
+    fixtures' data sets (rankrepro.data.uses, itself checked against the composed catalog), and the
+    arena's other members run on data sets that can be had."""
+    from rankrepro.data.uses import artefacts_by_source
+
+    uses = artefacts_by_source(ROOT / "config")
+    for name in make_fixtures.FIXTURES:
+        assert sorted([*ARTEFACTS.get(name, []), *ARENA.get(name, [])]) == uses.get(name, []), name
+    for exp, (paper, src) in ARENA_OTHERS.items():
+        assert src is None or (exp in uses[src] and paper in uses[src] and not DATASETS[src].substitutes), exp
+    assert {m for members in _families(ROOT / "config").values() for m in members} \
+        == {a for arts in ARENA.values() for a in arts} | set(ARENA_OTHERS)
 
 
 def test_the_coactive_user_study_has_no_fixture_and_says_why(tmp_path):
@@ -264,11 +295,20 @@ def test_a_data_set_partly_put_in_data_raw_is_not_used(fixtures, here):
 # -------------------------------------------------------------------------------------
 # end to end through the workflow (slow: `make test-fixtures`)
 # -------------------------------------------------------------------------------------
+def _families(config: Path) -> dict[str, list[str]]:
+    """config/arena/<family>.yaml -> its member experiments (read with yaml alone)."""
+    return {f.stem: yaml.safe_load(f.read_text())["experiments"] for f in sorted((config / "arena").glob("*.yaml"))}
+
+
 def _workflow(w: Path, artefacts) -> Path:
     scratch_workflow(w)
     for rel in [*artefacts, *COMMON]:
         (w / "config/experiment" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / "config/experiment" / f"{rel}.yaml", w / "config/experiment" / f"{rel}.yaml")
+    # an arena family is compared only with all its members: one that lacks some here is left out
+    for family, members in _families(w / "config").items():
+        if not all((w / "config/experiment" / f"{m}.yaml").is_file() for m in members):
+            (w / "config/arena" / f"{family}.yaml").unlink()
     return w
 
 
@@ -299,13 +339,33 @@ def committed_before():
     return _committed()
 
 
+def _others_mirror(tmp_path_factory) -> Path | None:
+    """A mirror folder with only the data sets of the arena families' other members (none of the
+    fixtures' substitutes), linked from the data mirror; None without it."""
+    shared = data_mirror()
+    sources = [src for _, src in ARENA_OTHERS.values() if src]
+    if shared is None or not all((shared / s).is_dir() for s in sources):
+        return None
+    mirror = tmp_path_factory.mktemp("others_mirror")
+    for s in sources:
+        (mirror / s).symlink_to(shared / s)
+    return mirror
+
+
 @pytest.fixture(scope="module")
 def raw_run(fixtures, tmp_path_factory, committed_before):
-    """Every fixture in data/raw/<name>/ (no mirror): every artefact of their data sets at smoke scale."""
-    w = _workflow(tmp_path_factory.mktemp("raw"), [a for arts in ARTEFACTS.values() for a in arts])
+    """Every fixture in data/raw/<name>/: every artefact of their data sets at smoke scale, the
+    papers' and the arena's; with the data mirror, the other members of the arena's families
+    too (their data sets from a mirror folder holding only those), so every family is compared.
+    No substitute of a fixture is anywhere the workflow looks."""
+    mirror = _others_mirror(tmp_path_factory)
+    others = [rel for exp, (paper, _) in ARENA_OTHERS.items() for rel in (exp, paper)] if mirror else []
+    w = _workflow(tmp_path_factory.mktemp("raw"), [*(a for arts in ARTEFACTS.values() for a in arts),
+                                                   *(a for arts in ARENA.values() for a in arts),
+                                                   *ARENA_COMMON, *others])
     for name in ARTEFACTS:
         shutil.copytree(fixtures / name, w / "data/raw" / name)
-    r = _snakemake(w, None)
+    r = _snakemake(w, mirror)
     return w, r
 
 
@@ -334,6 +394,53 @@ def test_each_artefact_runs_on_its_original_from_data_raw(raw_run, name, rel):
         assert h == _sha(w / "data/raw" / name / f)
 
 
+def _assert_arena_original(rec: dict, name: str, rel: str, w: Path):
+    """An arena experiment's record on the fixture: original data, the fixture's own files; the
+    arena publishes nothing and claims nothing, so no row has a published value to judge."""
+    assert rec["status"] == "ran", rel
+    ds = rec["dataset"]
+    assert ds["original"] is True and ds["substitute_for"] is None, (rel, ds)
+    assert ds["source"] == ds["used"] == name and not ds["label"].startswith("SUBSTITUTE"), (rel, ds)
+    assert set(ds["sources"]) == set(DATASETS[name].data_files), rel
+    for f, h in ds["sources"].items():
+        assert h == _sha(w / "data/raw" / name / f), (rel, f)
+    assert rec["table"] and all(row["published_mean"] is None and row["verdict"] is None for row in rec["table"]), rel
+    assert not rec.get("claims"), rel
+
+
+@pytest.mark.fixtures
+@pytest.mark.parametrize("name,rel", [(n, a) for n, arts in ARENA.items() for a in arts])
+def test_each_arena_experiment_runs_on_its_original_from_data_raw(raw_run, name, rel):
+    w, _ = raw_run
+    _assert_arena_original(_record(w, rel), name, rel, w)
+
+
+@pytest.mark.fixtures
+@pytest.mark.parametrize("family", sorted(_families(ROOT / "config")))
+def test_each_arena_family_with_a_fixture_is_compared_from_the_originals_records(raw_run, family):
+    """The family's comparison is built in the run, over all its members, and each learner's value on
+    a fixture's experiment is the mean of that experiment's own record (its cell on the original)."""
+    w, _ = raw_run
+    members = _families(ROOT / "config")[family]
+    on_fixture = [m for m in members if any(m in arts for arts in ARENA.values())]
+    assert on_fixture, family  # every family has a member on an original that cannot be had here
+    if not (w / "config/arena" / f"{family}.yaml").is_file():
+        pytest.skip(f"the family's other members need the data mirror (conftest.NO_MIRROR): {members}")
+    comp = json.loads((w / "runs/smoke/results/arena/comparison" / f"{family}.json").read_text())
+    assert comp["status"] == "compared" and [e["name"] for e in comp["experiments"]] == members, family
+    assert (w / "runs/smoke/figures/arena/comparison" / f"cd_{family}.png").is_file()
+    metric = yaml.safe_load((ROOT / "config/arena" / f"{family}.yaml").read_text())["metric"]
+    checked = 0
+    for m in on_fixture:
+        rows = _record(w, m)["table"]
+        for learner in comp["learners"]:
+            v = learner["values"][m]
+            means = [r["mean"] for r in rows if r["cell"] == v["cell"] and r["metric"] == metric]
+            assert any(abs(x - v["mean"]) <= 1e-12 * max(1.0, abs(x)) for x in means), (family, m, learner["key"])
+            checked += 1
+    assert checked >= 2 * len(on_fixture)
+
+
 def _report(w: Path) -> str:
     return (w / "runs/smoke/results/report/index.html").read_text()
 
@@ -349,11 +456,13 @@ def test_the_report_labels_nothing_as_substitute(raw_run):
 def test_from_a_mirror_folder_then_back_on_the_substitute_when_removed(fixtures, tmp_path_factory, committed_before):
     """The fixtures in a mirror folder (beside the substitutes' folders, when the data mirror is
     here): the records are original and the substitute untouched; the fixture removed, the same
-    artefacts run again on the substitute, labelled as such, with references instead of verdicts."""
+    artefacts run again on the substitute, labelled as such, with references instead of verdicts;
+    the arena's experiments on the same data sets likewise (original, then the substitute)."""
     shared = data_mirror()
     names = ["eachmovie", "letor3-td2003"]
     arts = ["harrington2003/table2_eachmovie", "elsas2008/table4_td2003"]
-    w = _workflow(tmp_path_factory.mktemp("mirror"), arts)
+    arena = ["arena/online_eachmovie", "arena/letor_mq2008"]
+    w = _workflow(tmp_path_factory.mktemp("mirror"), [*arts, *arena, *ARENA_COMMON])
     mirror = tmp_path_factory.mktemp("mirror_folder")
     for n in names:
         shutil.copytree(fixtures / n, mirror / n)
@@ -371,6 +480,10 @@ def test_from_a_mirror_folder_then_back_on_the_substitute_when_removed(fixtures,
         # the record's sources are the fixture's files, although the substitute was there too
         # (the workflow fetches every data set it can have; an artefact runs on its own first)
         assert rec["dataset"]["sources"] == {f: _sha(mirror / n / f) for f in DATASETS[n].data_files}
+    for n, rel in zip(names, arena):
+        rec = _record(w, rel)
+        _assert_arena_original(rec, n, rel, w)
+        assert rec["dataset"]["sources"] == {f: _sha(mirror / n / f) for f in DATASETS[n].data_files}
     assert "SUBSTITUTE" not in _report(w)
     if shared is None or not all((mirror / s).exists() for s in subs):
         pytest.skip("the substitutes' part needs the data mirror (conftest.NO_MIRROR)")
@@ -386,6 +499,10 @@ def test_from_a_mirror_folder_then_back_on_the_substitute_when_removed(fixtures,
         assert ds["original"] is False and ds["substitute_for"] == n and ds["used"] in subs, (rel, ds)
         verdicts = {row["verdict"] for row in rec["table"] if row.get("published_mean") is not None}
         assert verdicts == {"reference"}, (rel, verdicts)
+    for n, rel in zip(names, arena):
+        ds = _record(w, rel)["dataset"]
+        assert ds["original"] is False and ds["substitute_for"] == n and ds["used"] in subs, (rel, ds)
+        assert ds["label"].startswith("SUBSTITUTE") and set(ds["sources"]) == set(DATASETS[ds["used"]].data_files)
     assert "SUBSTITUTE" in _report(w)
     assert _committed() == committed_before
 

@@ -76,7 +76,8 @@ def markdown() -> str:
                "artefacts it would turn from a substitute (or from not run) into original data, and where its "
                "files go. `scripts/make_fixtures.py` writes small fixtures of these originals' official formats "
                "(from their documentation, not the data), which `make test-fixtures` takes end to end through "
-               "the workflow."]
+               "the workflow: every artefact the last column names, the papers' and the arena's, with every "
+               "arena family's comparison built on them."]
     intro = (f"Of the {len(DATASETS)} data sets, `make data` can download {n_dl} from their home pages "
              f"({', '.join(f'`{e.name}`' for e in DATASETS.values() if e.downloadable)}); every other one comes "
              f"from the mirror (`${MIRROR_ENV}`) or from files you put in `data/raw/<name>/` yourself.")
