@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 from conftest import NO_MIRROR, ROOT, data_env, data_mirror, make_fresh_clone
 
+#: the workflow or the command line end to end over minutes: `make test-long` (run by CI), not `make test`
+pytestmark = pytest.mark.long
+
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 #: the learners defined in algorithms/prank.py (written out by hand: what the imports must give)
 PRANK_MODULE = {"prank", "si_prank", "no_prank", "mu_prank", "voted_prank"}

@@ -22,11 +22,15 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conftest import as_from_a_terminal, scratch_workflow  # noqa: E402
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
+
+#: the workflow or the command line end to end over minutes: `make test-long` (run by CI), not `make test`
+pytestmark = pytest.mark.long
 
 
 #: columns that hold wall time, the only values allowed to differ between two runs

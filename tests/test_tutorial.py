@@ -12,6 +12,9 @@ import pytest
 
 from conftest import NO_MIRROR, data_mirror
 
+#: the workflow or the command line end to end over minutes: `make test-long` (run by CI), not `make test`
+pytestmark = pytest.mark.long
+
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "your-learner.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)

@@ -12,6 +12,9 @@ import pytest
 
 from conftest import scratch_workflow
 
+#: the workflow or the command line end to end over minutes: `make test-long` (run by CI), not `make test`
+pytestmark = pytest.mark.long
+
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 
