@@ -11,8 +11,7 @@ rule arena_comparison:
         definition="config/arena/{family}.yaml",
         resolved=lambda w: [out(f"results/{n}.config.yaml") for n in ARENAS[w.family].experiments],
     output:
-        # update(): kept for the job, written again only when its content changed (write_sealed)
-        json=update(out("results/arena/comparison/{family}.json")),
+        json=out("results/arena/comparison/{family}.json"),
         md=out("results/arena/comparison/{family}.md"),
         csv=out("results/arena/comparison/{family}.csv"),
         png=out("figures/arena/comparison/cd_{family}.png"),

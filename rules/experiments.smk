@@ -68,10 +68,7 @@ rule aggregate:
             labels={"artefact": "{artefact}", "kind": "summary table"},
         ),
         md=out("results/{paper}/{artefact}.md"),
-        # update(): Snakemake keeps the record for the job instead of removing it first, so a
-        # record whose content did not change stays as it was, with the commit that wrote it
-        # (integrity.write_sealed); a failed job gets it back
-        json=update(out("results/{paper}/{artefact}.json")),
+        json=out("results/{paper}/{artefact}.json"),
     log:
         out("logs/{paper}/{artefact}.aggregate.log"),
     params:

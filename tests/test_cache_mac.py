@@ -31,6 +31,9 @@ def _one_experiment(tmp: Path, config_dir: Path) -> Path:
     for f in (cfg / "experiment").rglob("*.yaml"):
         if not f.name.startswith("_") and f.relative_to(cfg / "experiment").as_posix() != f"{NAME}.yaml":
             f.unlink()
+    for f in (cfg / "diagnoses").rglob("*.yaml"):  # a diagnoses file needs its experiment
+        if f.relative_to(cfg / "diagnoses").as_posix() != f"{NAME}.yaml":
+            f.unlink()
     assert list_experiments(cfg) == [NAME]
     return cfg
 

@@ -161,6 +161,9 @@ def workflow(tmp_path_factory):
     scratch_workflow(w)
     (w / "config/experiment/elsas2008").mkdir(parents=True)
     shutil.copy(ROOT / f"config/experiment/{WF_NAME}.yaml", w / "config/experiment/elsas2008/")
+    if (ROOT / f"config/diagnoses/{WF_NAME}.yaml").is_file():  # its diagnoses: part of the record's config
+        (w / "config/diagnoses/elsas2008").mkdir(parents=True)
+        shutil.copy(ROOT / f"config/diagnoses/{WF_NAME}.yaml", w / "config/diagnoses/elsas2008/")
     _copy_artefact(WF_NAME, w)
     return w
 
@@ -215,3 +218,34 @@ def test_a_record_whose_content_is_unchanged_is_not_rewritten(tmp_path):
     path.write_text(path.read_text().replace('"another"', '"edited"'))
     assert write_sealed(path, moved)
     assert seal_problem(json.loads(path.read_text())) is None
+
+
+def test_a_record_the_workflow_removed_comes_back_as_committed_when_its_content_is_the_same(tmp_path):
+    """Snakemake removes a job's outputs before the job: the record being aggregated again is
+    then compared with its committed version, and written back byte for byte when only its
+    stamps would differ."""
+    import json
+    import subprocess
+
+    from rankrepro.pipeline.integrity import seal_problem, write_sealed
+
+    def git(*a):
+        subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@t")
+    git("config", "user.name", "t")
+    (tmp_path / "results").mkdir()
+    path = tmp_path / "results" / "fig2.json"
+    rec = {"name": "p/fig2", "table": [{"mean": 0.25}], "git_commit": "a" * 40, "versions": {"platform": "one"}}
+    write_sealed(path, rec)
+    committed = path.read_bytes()
+    git("add", "results")
+    git("commit", "-qm", "record")
+    path.unlink()  # as Snakemake does before the aggregate job
+    assert not write_sealed(path, dict(rec, git_commit="b" * 40, versions={"platform": "two"}))
+    assert path.read_bytes() == committed
+    path.unlink()
+    assert write_sealed(path, dict(rec, table=[{"mean": 0.5}], git_commit="b" * 40))
+    got = json.loads(path.read_text())
+    assert got["table"][0]["mean"] == 0.5 and got["git_commit"] == "b" * 40 and seal_problem(got) is None

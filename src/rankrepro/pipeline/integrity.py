@@ -75,25 +75,47 @@ def seal(record: dict) -> dict:
     return {**rest, "record_sha256": hashlib.sha256(dumps(rest).encode()).hexdigest()}
 
 
+def _committed_text(p: Path) -> str | None:
+    """The text git's HEAD holds for ``p`` (None outside a repository or when HEAD has none):
+    Snakemake removes a job's outputs before the job runs, so a record being aggregated again
+    by the workflow is compared with its committed version."""
+    import subprocess
+
+    try:
+        r = subprocess.run(["git", "show", f"HEAD:./{p.name}"], cwd=p.parent, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
+
+
 def write_sealed(path, record: dict) -> bool:
-    """Write ``record`` sealed (:func:`seal`) to ``path``, unless the file there already says the
-    same: equal but for :data:`UNCOMPARED` (when and where it was written).  Then the file is
-    left as it is, with the commit and machine that first wrote that content: re-aggregating one
+    """Write ``record`` sealed (:func:`seal`) to ``path``, unless the file there (or, when the
+    workflow removed it before the job, its committed version) already says the same: equal but
+    for :data:`UNCOMPARED` (when and where it was written).  Then that text is kept (written back
+    as it was), with the commit and machine that first wrote that content: re-aggregating one
     artefact rewrites none of its siblings' records whose content did not change.  Returns
-    whether the file was written."""
+    whether new content was written."""
     from ..files import atomic_write
     from ..io import dumps
 
     p = Path(path)
-    if p.is_file():
+    on_disk = p.is_file()
+    try:
+        text = p.read_text() if on_disk else (_committed_text(p) if p.parent.is_dir() else None)
+    except OSError:
+        text = None
+    if text is not None:
         try:
-            old = json.loads(p.read_text())
-        except (OSError, ValueError):
+            old = json.loads(text)
+        except ValueError:
             old = None
         if isinstance(old, dict) and seal_problem(old) is None:
             strip = lambda d: {k: v for k, v in d.items() if k not in (*UNCOMPARED, "record_sha256")}  # noqa: E731
             if strip(old) == json.loads(dumps(strip(record))):
-                os.utime(p)  # its time is the job's, as if written (Snakemake plans by file times)
+                if on_disk:
+                    os.utime(p)  # its time is the job's, as if written (Snakemake plans by file times)
+                else:
+                    atomic_write(p, lambda tmp: Path(tmp).write_text(text))
                 return False
     atomic_write(p, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
     return True
