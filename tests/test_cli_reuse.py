@@ -21,6 +21,9 @@ from conftest import ROOT
 from rankrepro.cli import main
 from rankrepro.pipeline.catalog import load_experiment
 
+#: the command line or the workflow end to end over minutes: `make test-long` (run by CI), not `make test`
+pytestmark = pytest.mark.long
+
 
 @pytest.fixture
 def repo(tmp_path, monkeypatch, repo_data):

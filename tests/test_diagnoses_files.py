@@ -86,6 +86,7 @@ def remade(tmp_path_factory):
     return scratch, problems
 
 
+@pytest.mark.long  # minutes of end-to-end work: `make test-long`
 @pytest.mark.parametrize("name", REAGGREGATED)
 def test_a_reaggregated_record_renders_its_diagnoses_exactly_as_committed(remade, name):
     scratch, problems = remade

@@ -20,6 +20,9 @@ from rankrepro.pipeline.catalog import load_experiment  # noqa: E402
 from rankrepro.report.arena import draw_cd  # noqa: E402
 from rankrepro.report.figures import ADDED, draw  # noqa: E402
 
+#: the command line or the workflow end to end over minutes: `make test-long` (run by CI), not `make test`
+pytestmark = pytest.mark.long
+
 MINE = '+algorithms.mine={estimator: prank, label: "my learner", params: {}}'
 NOTE = "not the paper's protocol"
 

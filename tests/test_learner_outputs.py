@@ -344,6 +344,7 @@ def test_a_correct_learners_numbers_are_bit_identical_with_and_without_the_check
     _same_numbers(name, cell, trials, monkeypatch)
 
 
+@pytest.mark.long  # minutes of end-to-end work: `make test-long`
 @pytest.mark.parametrize("name", ["elsas2008/table4_ohsumed", "shivaswamy2012/fig2", "shivaswamy2012/fig4",
                                   "yu2006/tables"])
 def test_bit_identical_in_every_protocol(name, monkeypatch):

@@ -9,6 +9,9 @@ import pytest
 
 from rankrepro.jobs import job_aggregate, job_figure, job_run_all_cells, job_summarise
 
+#: the command line or the workflow end to end over minutes: `make test-long` (run by CI), not `make test`
+pytestmark = pytest.mark.long
+
 ROOT = Path(__file__).resolve().parents[1]
 PAPER = ("crammer_singer2005/fig6", "crammer_singer2005/fig7_min100")  # one claim family: each the other's sibling
 
