@@ -26,12 +26,12 @@ so a second `make smoke` plans nothing):
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from ..files import write_text
 from .cells import Experiment, cell_fingerprint, claim_family, config_fingerprint
+from .integrity import file_digest
 
 INDEX = "all_cells.index.json"
 
@@ -52,7 +52,7 @@ def cell_prints(exp: Experiment) -> dict[str, str]:
 
 def _sha(path: Path) -> str | None:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return file_digest(path)
     except OSError:
         return None
 

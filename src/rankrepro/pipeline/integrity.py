@@ -36,8 +36,7 @@ from .cells import Experiment
 
 
 def file_digest(path) -> str:
-    """The sha256 of a file's bytes (as :func:`rankrepro.pipeline.verify.file_digest`, which
-    imports this module: kept here to keep the two apart)."""
+    """The sha256 of a file's bytes (the one function for it: verify and batchcache call it)."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 #: record fields that say when and where a record was written, not what it says (module docstring)
