@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar, Protocol
 import pandas as pd
 
 from ..metrics import METRICS
-from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 
 #: the keys every claim has, whatever its kind
 COMMON_FIELDS = ("id", "text", "kind", "metric", "lhs", "rounds", "diagnosis", "trivial")

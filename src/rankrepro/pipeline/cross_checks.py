@@ -196,7 +196,7 @@ def _selector_values(name: str, key: str, selector: dict[str, Any], cells: list[
 
 def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
     from ..metrics import METRICS
-    from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+    from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
     from ..protocols import PROTOCOLS
 
     e = cfg.experiment
@@ -236,7 +236,7 @@ def _validate_published(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
 
 def _validate_claims(name: str, cfg: DictConfig, cells: list[Cell]) -> None:
     from ..metrics import METRICS
-    from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+    from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
     from ..protocols import PROTOCOLS
 
     e = cfg.experiment

@@ -27,7 +27,7 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
     in full before (a resolved file the workflow wrote): only what builds the experiment runs,
     not the checks of published values, claims, significance and figure options."""
     from ..metrics import METRICS
-    from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+    from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
     from ..protocols import PROTOCOLS
     from ..data.builders import BUILDERS, INJECTED
 

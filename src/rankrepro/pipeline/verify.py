@@ -31,7 +31,7 @@ import pandas as pd
 
 from ..files import read_cell, read_json
 from ..metrics import TIMING_METRICS
-from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 from .cells import Experiment
 from .integrity import file_digest  # noqa: F401 - also this module's interface (tests)
 

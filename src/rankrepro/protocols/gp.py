@@ -6,7 +6,9 @@ model in a trial: the draw depends on the trial's data seed only, so models are 
 the same items); every task user's labels on them are the training data, the user's labels
 on the other items are the test data (transductive: the test items are known, their labels
 are missing).  Each user's mean absolute error and zero-one error over their test items are
-averaged over the users.  ``fit_seconds`` times the fit and prediction.
+averaged over the users; the ordinal metrics of ORCA-style benchmarks (AMAE and quadratic
+weighted kappa, :mod:`rankrepro.ordinal_metrics`) are computed over all users' test items
+pooled, one confusion matrix per trial.  ``fit_seconds`` times the fit and prediction.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from omegaconf import OmegaConf
 
 from ..algorithms.gp import GP
 from ..data.builders import BUILDERS
+from ..ordinal_metrics import amae, qwk
 from .base import Protocol, Spec
 
 
@@ -37,7 +40,8 @@ class GPSpec(Spec):
 
 def gp_fit(spec: GPSpec):
     """One trial's fit: the model's :class:`~rankrepro.algorithms.gp.FitResult`, the ranks Y
-    (users x items), the test items and the seconds the fit and prediction took."""
+    (users x items), the test items, the seconds the fit and prediction took and the number
+    of ranks."""
     data = BUILDERS[spec.builder](data_path=spec.data_path, **spec.builder_params)
     params = dict(spec.params)
     if spec.max_steps is not None:
@@ -51,22 +55,27 @@ def gp_fit(spec: GPSpec):
     train, test = np.sort(perm[:model.n_items]), np.sort(perm[model.n_items:])
     t0 = time.perf_counter()
     fit = model.fit_predict_kernel(data.K, Y, train, test)
-    return fit, Y, test, time.perf_counter() - t0
+    return fit, Y, test, time.perf_counter() - t0, data.n_ranks
 
 
 def gp_trial(spec: GPSpec) -> list[tuple[str, int | None, float]]:
-    fit, Y, test, seconds = gp_fit(spec)
+    fit, Y, test, seconds, n_ranks = gp_fit(spec)
     mae, zo = [], []
+    pooled_pred, pooled_truth = [], []
     for u, pred in enumerate(fit.pred):
         truth = Y[u, test]
         seen = truth > 0
         if seen.any():
             mae.append(float(np.mean(np.abs(pred[seen] - truth[seen]))))
             zo.append(float(np.mean(pred[seen] != truth[seen])))
+            pooled_pred.append(pred[seen])
+            pooled_truth.append(truth[seen])
     rows = [("mae", None, float(np.mean(mae))), ("zero_one", None, float(np.mean(zo))),
             ("fit_seconds", None, seconds), ("em_iterations", None, float(len(fit.objective) or 1))]
     if fit.ep_sweeps:
         rows.append(("ep_unconverged", None, float(fit.ep_unconverged)))
+    p, t = np.concatenate(pooled_pred), np.concatenate(pooled_truth)
+    rows += [("amae", None, amae(p, t)), ("qwk", None, qwk(p, t, n_ranks))]
     return rows
 
 

@@ -3,7 +3,10 @@
 One trial: draw a data set with the trial's data generator; feed the training stream to
 the learner round by round (predict, then update); record the time-averaged rank loss at
 the checkpoint rounds; then, if the experiment has a test set, the rank loss of the final
-rule on it.
+rule on it.  The ordinal metrics of ORCA-style benchmarks (AMAE and quadratic weighted kappa,
+:mod:`rankrepro.ordinal_metrics`) are computed when the experiment lists them: over the whole
+training stream (``online_amae``, ``online_qwk``) and on the test set (``test_amae``,
+``test_qwk``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from omegaconf import OmegaConf
 from ..algorithms import FEATURE_MAPS, ONLINE
 from ..data.builders import BUILDERS
 from ..metrics import checkpoints, online_rank_loss_curve, rank_loss
+from ..ordinal_metrics import amae, qwk
 from .base import Protocol, Spec
 
 
@@ -57,8 +61,19 @@ def online_trial(spec: TrialSpec) -> list[tuple[str, int | None, float]]:
         pts = checkpoints(spec.n_train, spec.curve_points)
         for r, v in zip(pts, online_rank_loss_curve(preds, split.y_train, pts)):
             rows.append(("online_rank_loss", int(r), float(v)))
+    test = [m for m in ("test_rank_loss", "test_amae", "test_qwk") if m in spec.metrics]
+    yhat = est.predict(phi(split.X_test)) if test else None
     if "test_rank_loss" in spec.metrics:
-        rows.append(("test_rank_loss", None, rank_loss(est.predict(phi(split.X_test)), split.y_test)))
+        rows.append(("test_rank_loss", None, rank_loss(yhat, split.y_test)))
+    # the ordinal metrics after the paper's own, so that adding them moves no earlier row
+    if "online_amae" in spec.metrics:
+        rows.append(("online_amae", None, amae(preds, split.y_train)))
+    if "online_qwk" in spec.metrics:
+        rows.append(("online_qwk", None, qwk(preds, split.y_train, split.n_ranks)))
+    if "test_amae" in spec.metrics:
+        rows.append(("test_amae", None, amae(yhat, split.y_test)))
+    if "test_qwk" in spec.metrics:
+        rows.append(("test_qwk", None, qwk(yhat, split.y_test, split.n_ranks)))
     return rows
 
 

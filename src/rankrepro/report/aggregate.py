@@ -22,7 +22,7 @@ from .. import claims
 from ..claims import Claim, ClaimResult
 from ..claims.testing import adjust
 from ..metrics import METRICS
-from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 from ..pipeline.cells import Cell, Experiment, select
 from ..stats import (Interval, consistent, difference_interval, draw_difference_interval, equivalence,
                      equivalence_reachable, paired_t_greater, printed_precision, t_interval)

@@ -30,7 +30,7 @@ from .. import provenance
 from ..files import atomic_write
 from .md import md_cell, md_text
 from ..metrics import METRICS
-from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 from ..pipeline.cells import Experiment, same_value
 from ..stats import (block_ranks, cd_groups, critical_difference, friedman, nemenyi_q, pairwise_rank_tests,
                      t_interval)

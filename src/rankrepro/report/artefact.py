@@ -15,7 +15,7 @@ from .. import provenance
 from ..files import read_cell, read_json
 from ..data.registry import substitute_label
 from ..metrics import METRICS
-from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 from ..files import atomic_write
 from ..pipeline.cells import Experiment, claim_family, config_fingerprint
 from ..pipeline.integrity import cells_sha256, write_sealed

@@ -285,7 +285,7 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
     def _per(cell: str, metric: str, round: int | None = None):
         """The per-trial values (per test query for a per-query metric), indexed for pairing."""
         from ..metrics import METRICS
-        from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+        from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 
         if trials is None:
             raise KeyError("per-trial values are not available here")

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics import METRICS, TIMING_METRICS
-from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 from ..pipeline.cells import Cell, Experiment
 from ..stats import effect_ratio, kendall_tau_b, relative_improvement, rmse
 

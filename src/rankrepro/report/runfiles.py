@@ -171,7 +171,7 @@ def check_against(runs: list[TrialRun], committed: pd.DataFrame) -> int:
     the committed fold value (``fold_test_*`` at round = fold, or ``test_*`` for a one-fold
     trial).  Returns the number of committed values compared; raises :class:`RunFileError`."""
     from ..metrics import per_query
-    from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+    from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 
     run0 = runs[0]
     where = f"{run0.experiment} {run0.cell} trial {run0.trial}"
@@ -209,7 +209,7 @@ def ranked(run: TrialRun) -> list[tuple[int, np.ndarray]]:
     """Per query (increasing id): the row indices in the protocol's ranking (score descending,
     ties in file order: :func:`rankrepro.metrics.ranked_labels`)."""
     from ..metrics import query_groups
-    from .. import fold_metrics as _fold_metrics  # noqa: F401 - the LETOR seeds' by-fold metric names
+    from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 
     out = []
     for idx in query_groups(run.qid):
