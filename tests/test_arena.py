@@ -36,7 +36,16 @@ COLLAB = [f"arena/collab_gp_n{n}" for n in (100, 200, 300, 400)]
 
 
 def test_families_name_their_experiments():
-    assert list_arenas(CONFIG) == ["collab_gp", "collab_gp_zero_one", "letor", "online", "online_test"]
+    assert list_arenas(CONFIG) == ["collab_gp", "collab_gp_amae", "collab_gp_qwk", "collab_gp_zero_one", "letor",
+                                   "online", "online_amae", "online_qwk", "online_test", "online_test_amae",
+                                   "online_test_qwk"]
+    # the ordinal metrics' families rank the same experiments and entering settings as their own
+    for base, metric in (("online", "online"), ("online_test", "test"), ("collab_gp", "")):
+        b = load_arena(base, CONFIG)
+        for m in ("amae", "qwk"):
+            a = load_arena(f"{base}_{m}", CONFIG)
+            assert a.metric == (f"{metric}_{m}" if metric else m) and a.better == ("higher" if m == "qwk" else "lower")
+            assert (a.experiments, a.enter, a.blocks, a.labels) == (b.experiments, b.enter, b.blocks, b.labels)
     assert sorted(load_arena("online", CONFIG).experiments + load_arena("letor", CONFIG).experiments) == sorted(SOURCES)
     assert set(load_arena("online_test", CONFIG).experiments) < set(load_arena("online", CONFIG).experiments)
     assert load_arena("collab_gp", CONFIG).experiments == load_arena("collab_gp_zero_one", CONFIG).experiments == COLLAB

@@ -67,6 +67,9 @@ DIRECT = [
     (T1, {"experiment.features": "poly3"}, "experiment.features"),
     (T1, {"experiment.metrics": []}, "experiment.metrics"),
     (T1, {"experiment.metrics": ["test_rank_loss", "rank_los"]}, "experiment.metrics[1]"),
+    # a registered metric its protocol never computes (it would give no rows)
+    (T1, {"experiment.metrics": ["test_rank_loss", "qwk"]}, "experiment.metrics[1]"),
+    (E4, {"experiment.metrics": ["test_map", "test_qwk"]}, "experiment.metrics[1]"),
     # the by-fold LETOR protocol (the arena's; Elsas et al.'s configs replicate over seeds: letor_seeds)
     ("arena/letor_ohsumed", {"experiment.n_trials": 6}, "experiment.n_trials"),
     (E4, {"experiment.metrics": ["test_map", "fold_test_map"]}, "experiment.metrics[1]"),

@@ -198,7 +198,8 @@ def test_each_arena_size_is_the_papers_experiment_at_that_size_with_the_two_lear
                 assert c.estimator.startswith("rankrepro.algorithms.per_user.PerUser") and c.params == {"n_items": n}
 
 
-@pytest.mark.parametrize("family,metric", [("collab_gp", "mae"), ("collab_gp_zero_one", "zero_one")])
+@pytest.mark.parametrize("family,metric", [("collab_gp", "mae"), ("collab_gp_zero_one", "zero_one"),
+                                           ("collab_gp_amae", "amae"), ("collab_gp_qwk", "qwk")])
 def test_the_collaborative_families_compare_the_six_models_over_the_sizes(family, metric):
     arena = load_arena(family, CONFIG)
     assert arena.metric == metric and arena.blocks == "fold"

@@ -22,6 +22,25 @@ from .schema import DIAGNOSIS_KINDS, SCHEMA
 from .targets import TargetError, check_target, is_target
 
 
+_LETOR = ("valid_ndcg@10", "valid_map", "train_seconds", "selected_step", "selected_train_seconds",
+          "selected_pairs_per_second", "test_map", "test_ndcg@1", "test_ndcg@5", "test_ndcg@10", "query_map",
+          "query_ndcg@1", "query_ndcg@5", "query_ndcg@10")
+#: the metrics each protocol computes: a metric an experiment lists that its protocol never
+#: computes is refused (it would give cells without a row of it).  Kept here, outside the
+#: protocols' modules, which are in their cells' code fingerprints; tests/test_produced_metrics.py
+#: runs the protocols and checks that what they emit is listed.
+PRODUCES: dict[str, frozenset[str]] = {
+    "online": frozenset({"online_rank_loss", "test_rank_loss", "online_amae", "online_qwk", "test_amae",
+                         "test_qwk"}),
+    "collab_gp": frozenset({"mae", "zero_one", "fit_seconds", "em_iterations", "ep_unconverged", "amae", "qwk"}),
+    "letor": frozenset(_LETOR),
+    "letor_seeds": frozenset(_LETOR),
+    "ranked_list": frozenset({"list_discordant", "list_ndcg", "list_rr", "list_ap"}),
+    "coactive_movies": frozenset({"regret", "wall_seconds", "learner_seconds", "train_seconds"}),
+    "coactive_ranking": frozenset({"regret", "wall_seconds", "train_seconds"}),
+}
+
+
 def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> Experiment:
     """Check the composed config and expand its cells.  ``checked``: the config was checked
     in full before (a resolved file the workflow wrote): only what builds the experiment runs,
@@ -69,6 +88,9 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
     require(name, "experiment.metrics", len(e.metrics) > 0, "list at least one metric")
     for i, m in enumerate(e.metrics):
         require(name, f"experiment.metrics[{i}]", m in METRICS, f"unknown metric '{m}' (known: {sorted(METRICS)})")
+        made = PRODUCES.get(e.protocol)
+        require(name, f"experiment.metrics[{i}]", made is None or m in made,
+                f"protocol '{e.protocol}' does not compute '{m}' (it computes: {sorted(made or ())})")
     if any(METRICS[m].needs_test for m in e.metrics):
         require(name, "experiment.n_test", e.n_test >= 1, "a test metric needs n_test >= 1")
     if e.kind == "figure":
