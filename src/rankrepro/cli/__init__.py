@@ -1,0 +1,145 @@
+"""The rankrepro command line (the workflow itself is plain Snakemake).
+
+The package's parts: :mod:`.parser` (subcommands, options, help), :mod:`.overrides` (checks
+of overrides and names before anything runs, "did you mean", sweeps), :mod:`.run` (``run``
+and ``arena``); this module holds ``main`` and the other subcommands."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+
+from .errors import CliError
+from .overrides import did_you_mean, is_sweep, known_keys, multirun_as_grid, precheck
+from .parser import _parser, parse_args
+from .run import run_arena, run_experiment, show_arena_config, show_config, _arena, _run
+
+__all__ = ["CliError", "did_you_mean", "is_sweep", "known_keys", "main", "multirun_as_grid", "parse_args",
+           "precheck", "run_arena", "run_experiment", "show_arena_config", "show_config", "_parser"]
+
+
+def _verify(args) -> int:
+    from ..config_files import find_config_dir, list_experiments
+    from ..pipeline.catalog import default_cache_dir, load_catalog
+    from ..pipeline.verify import run
+
+    known = list_experiments(find_config_dir())
+    for name in args.experiments:
+        if name not in known:
+            near = difflib.get_close_matches(name, known, n=1)
+            raise CliError(f"unknown experiment {name!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+    if args.record:  # a verification stamp names the exact code it ran: refused from a modified tree
+        from ..provenance import git_commit
+
+        if git_commit().endswith("+dirty"):
+            raise CliError("verify --record stamps the records with the commit the cells were verified at, and "
+                           "tracked sources differ from it (git status): commit or stash them first")
+    catalog = load_catalog("paper", cache_dir=default_cache_dir())
+    if args.records:
+        from ..records_check import check
+
+        return 1 if check(catalog, jobs=args.jobs, names=args.experiments or None) else 0
+    checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,
+                 stale=args.stale)
+    return 0 if all(c.identical for c in checks) else 1
+
+
+def _check_learner(args) -> int:
+    from ..conformance import Check, run_checks
+    from ..pipeline.targets import TargetError, import_target
+
+    try:
+        cls = import_target(args.target)
+        checks = run_checks(cls, args.family)
+    except TargetError as e:
+        checks = [Check("import", False, str(e))]
+    width = max(len(c.name) for c in checks)
+    for c in checks:
+        print(f"{'PASS' if c.passed else 'FAIL'}  {c.name:{width}s}  {c.why}")
+    failed = sum(not c.passed for c in checks)
+    print(f"{args.target}: {len(checks) - failed} of {len(checks)} checks passed")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from ..checkout import OutsideCheckout
+    from ..data.processed_check import ProcessedDataRefused
+    from ..files import DamagedFile, ReadFailed, WriteFailed
+
+    from ..pipeline.learner_checks import TrialFailed
+
+    args = parse_args(argv)
+    try:
+        return _dispatch(args)
+    except (CliError, FileNotFoundError) as e:  # a config folder or data file not found: one line
+        print(f"rankrepro: error: {e}", file=sys.stderr)
+        return 2
+    except TrialFailed as e:  # a learner's error or unusable output, naming the cell and trial: one line
+        print(f"rankrepro: error: {e}", file=sys.stderr)
+        return 1
+    except (DamagedFile, WriteFailed, ReadFailed, OutsideCheckout, ProcessedDataRefused) as e:
+        # a project file damaged or leading out of the checkout, a read or write refused (a full disk): one line
+        print(f"rankrepro: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("rankrepro: interrupted", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args) -> int:
+    if args.cmd == "run":
+        return _run(args)
+    if args.cmd == "check-learner":
+        return _check_learner(args)
+    if args.cmd == "arena":
+        return _arena(args)
+    from ..data.fetch import ChecksumError, DataUnavailable, fetch, status_table
+
+    if args.cmd == "data-status":
+        print(status_table(probe=not args.no_probe))
+        from ..data.status import originals_table
+
+        if extra := originals_table(probe=not args.no_probe):  # what each absent original would change
+            print(extra)
+    elif args.cmd == "fetch":
+        rc = 0
+        for n in args.names:
+            try:
+                print(fetch(n))
+            except (DataUnavailable, ChecksumError, KeyError) as e:
+                print(f"rankrepro: error: {e}", file=sys.stderr)
+                rc = 1
+        return rc
+    elif args.cmd == "preprocess":
+        from ..data.preprocess import preprocess
+
+        for n in args.names:
+            try:
+                print(preprocess(n))
+            except (ChecksumError, KeyError) as e:
+                print(f"rankrepro: error: {e}", file=sys.stderr)
+                return 1
+    elif args.cmd == "verify":
+        return _verify(args)
+    elif args.cmd == "report":
+        from ..report.html import rebuild_report
+
+        print(rebuild_report(args.scale))
+    elif args.cmd == "runfiles":
+        from ..report.runfiles import write_runfiles
+
+        done = write_runfiles(args.experiments or None, args.out, cells=args.cells, trials=args.trials,
+                              scale=args.scale)
+        return 1 if any(w.problem for w in done) else 0
+    elif args.cmd == "export":
+        from ..pipeline.catalog import output_prefix
+        from ..report.export import export
+
+        for path in export(args.out, root=output_prefix(args.scale) or ".", only=args.only or None):
+            print(path)
+    elif args.cmd == "experiments":
+        from ..pipeline.catalog import load_catalog
+
+        for name, e in load_catalog(args.scale).items():
+            print(f"{name:32s} {len(e.cells):3d} cells  {e.n_trials} trials  {e.cfg.dataset.name}")
+    return 0
