@@ -366,6 +366,16 @@ def figures(points: list[dict], outdir: Path, stamp: dict) -> list[str]:
         for learner in dict.fromkeys(p["learner"] for p in pts):
             mine = sorted((p for p in pts if p["learner"] == learner), key=lambda p: p["size"])
             ax.loglog([p["size"] for p in mine], [p[ykey] for p in mine], marker="o", label=mine[0]["label"])
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        plain = FuncFormatter(lambda v, _: f"{v:,.10g}")
+        ax.set_xticks(sorted({p["size"] for p in pts}))
+        ax.xaxis.set_major_formatter(plain)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_major_formatter(plain)
+        ys = [p[ykey] for p in pts]
+        ax.yaxis.set_minor_formatter(plain if max(ys) / min(ys) < 30 else NullFormatter())
+        ax.tick_params(axis="both", which="both", labelsize=7)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
