@@ -115,6 +115,9 @@ def _bend_lines(s: dict, curve: str, unit: str) -> list[str]:
         label = by[learner][0]["label"]
         slopes = ", ".join(f"{v:+.2f}" for v in b["slopes"])
         line = f"* {label}: log-log slopes between consecutive sizes {slopes}"
+        if b.get("overall_slope") is not None:
+            line += (f" (first to last point {b['overall_slope']:+.2f}; largest over smallest value "
+                     f"{_num(b['max_over_min'])})")
         if "bend_at" in b:
             line += (f"; the slope changes most at {unit} = {b['bend_at']:,} (from {b['slope_before']:+.2f} to "
                      f"{b['slope_after']:+.2f})")
@@ -156,8 +159,9 @@ def _why(s: dict, curve: str) -> list[str]:
             p = pts[-1]
             rows.append(f"{p['label']} at {p['size']:,} queries ({p['documents']:,} documents, {p['pairs']:,} "
                         f"pairs): {_num(p['seconds'])} CPU s, peak {_num(p['peak_rss_mb'])} MB "
-                        f"({_num(p['fit_memory_mb'])} MB over the data's {_num(p['rss_before_fit_mb'])} MB; "
-                        f"D would be {_num(p['pair_matrix_mb'])} MB)")
+                        f"({_num(p['fit_memory_mb'])} MB over the data's {_num(p['rss_before_fit_mb'])} MB"
+                        + (f"; D alone is {_num(p['pair_matrix_mb'])} MB)" if learner in ("committee_a", "ranksvm")
+                           else ")"))
         lines.append("At the largest size each learner ran: " + "; ".join(rows) + ".")
         if s.get("peers"):
             big = {}

@@ -236,16 +236,24 @@ def _gp_point(spec: dict) -> dict:
             "sum_rated_cubed": float((rated.astype(np.float64) ** 3).sum()), "kernel_mb": K.nbytes / 2**20}
 
 
-def run_child(spec: dict, timeout: float) -> dict:
-    """One point in a fresh process (its peak memory is the point's own)."""
+def run_child(spec: dict, cpu_limit: float, wall_limit: float = 3600.0) -> dict:
+    """One point in a fresh process (its peak memory is the point's own), stopped after
+    ``cpu_limit`` CPU seconds (RLIMIT_CPU: on a shared machine wall time says little)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT / "src"), os.environ.get("PYTHONPATH"))
                                                        if p)}
+    lim = int(math.ceil(cpu_limit))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (lim, lim + 5))
+
     try:
         r = subprocess.run([sys.executable, __file__, "--point", json.dumps(spec)], capture_output=True, text=True,
-                           timeout=timeout, env=env)
+                           timeout=wall_limit, env=env, preexec_fn=limit)
     except subprocess.TimeoutExpired:
-        return {"error": f"over the cap: killed after {timeout:.0f} s"}
+        return {"error": f"over the wall-time limit: killed after {wall_limit:.0f} s"}
     if r.returncode != 0:
+        if r.returncode in (-9, -24):  # SIGKILL / SIGXCPU: the CPU limit
+            return {"error": f"over the cap: stopped after {lim} CPU s"}
         return {"error": (r.stderr.strip().splitlines() or ["failed"])[-1][:300]}
     return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -287,7 +295,7 @@ def sweep(curve: str, what: str, learner: str, label: str, xkey: str, sizes: lis
             log(f"  {curve} {learner} {xkey}={x}: skipped (predicted {m_pred:.0f} MB)")
             break
         if child:
-            out = run_child(spec, timeout=2 * cap + 60)
+            out = run_child(spec, cpu_limit=1.5 * cap + 20)
         else:
             out = run_point(spec)
         if "error" in out:
@@ -313,7 +321,11 @@ def bends(points: list[dict]) -> dict:
         pts = sorted(pts, key=lambda p: p["size"])
         ykey = "rounds_per_s" if curve.startswith("online") else "seconds"
         slopes = [math.log(b[ykey] / a[ykey]) / math.log(b["size"] / a["size"]) for a, b in zip(pts, pts[1:])]
-        entry = {"sizes": [p["size"] for p in pts], "y": ykey, "slopes": [round(s, 2) for s in slopes]}
+        ys = [p[ykey] for p in pts]
+        entry = {"sizes": [p["size"] for p in pts], "y": ykey, "slopes": [round(s, 2) for s in slopes],
+                 "overall_slope": round(math.log(ys[-1] / ys[0]) / math.log(pts[-1]["size"] / pts[0]["size"]), 2)
+                 if len(pts) >= 2 else None,
+                 "max_over_min": float(f"{max(ys) / min(ys):.3g}")}
         if len(slopes) >= 2:
             k = max(range(1, len(slopes)), key=lambda i: abs(slopes[i] - slopes[i - 1]))
             entry["bend_at"] = pts[k]["size"]
@@ -400,10 +412,21 @@ def main() -> None:
     ap.add_argument("--memory-budget-mb", type=float, default=6000.0, help="peak memory per point (predicted), (b)")
     ap.add_argument("--em-iters", type=int, default=3, help="EM iterations of the GP models (fixed: tolerance 0)")
     ap.add_argument("--only", choices=("online", "letor", "gp"), action="append", help="run only these parts")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the curves --out already holds (a run stopped midway; the same settings) and run the rest")
+    ap.add_argument("--reanalyse", action="store_true",
+                    help="measure nothing: recompute the bends, the peers and the figures from --out's points")
     ap.add_argument("--point", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.point:
         print(json.dumps(run_point(json.loads(a.point))))
+        return
+    if a.reanalyse:
+        record = json.loads(a.out.read_text())
+        record["bends"], record["peers"] = bends(record["points"]), peers(record["points"])
+        record["figures"] = figures(record["points"], a.figures, {k: record[k] for k in ("date", "commit", "machine")})
+        a.out.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
+        print(f"{a.out}: bends, peers and {len(record['figures'])} figures recomputed from its points")
         return
 
     def log(msg: str) -> None:
@@ -428,28 +451,65 @@ def main() -> None:
                 "gp_rated_fraction": 0.4, "gp_test_items": n_test, "gp_fixed_items": fixed_items,
                 "gp_fixed_users": fixed_users, "cap_cpu_s": a.cap, "memory_budget_mb": a.memory_budget_mb,
                 "in_process": not child, "threads": 1}
-    points, skipped = [], []
+    previous = json.loads(a.out.read_text()) if a.resume and a.out.is_file() else None
+    if previous is not None and (previous.get("quick") != quick or previous.get("settings") != settings):
+        raise SystemExit(f"--resume: {a.out} was made with other settings; run without --resume")
+    points = list(previous["points"]) if previous else []
+    skipped = list(previous["skipped"]) if previous else []
+    done = {tuple(k) for k in previous.get("done", [])} if previous else set()
+    runs = list(previous.get("runs", [])) if previous else []
+    this_run = {**{k: full[k] for k in ("date", "commit", "machine", "load_average_start")}, "wall_s": 0.0}
+    runs.append(this_run)
+
+    def record(complete: bool) -> dict:
+        this_run["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
+        this_run["wall_s"] = time.perf_counter() - t_start
+        first = runs[0]
+        return {
+            "about": "scripts/bench_scale.py: how the cost grows with the work (issue 46, item 3); seconds are CPU "
+                     "seconds, the minimum over `repeats` runs; peak_rss_mb is the peak resident memory of the "
+                     "point's own process (data included; rss_before_fit_mb: after the data were generated); every "
+                     "point names the date, commit and machine it was measured on (runs: each invocation, when one "
+                     "was resumed)",
+            "command": "python scripts/bench_scale.py" + (" --quick" if quick else ""), "quick": quick,
+            **full, "date": first["date"], "commit": first["commit"], "load_average_start": first["load_average_start"],
+            "load_average_end": this_run["load_average_end"], "wall_s": sum(r["wall_s"] for r in runs),
+            "runs": runs, "complete": complete, "settings": settings, "points": points, "skipped": skipped,
+            "done": sorted(done), "bends": bends(points), "peers": peers(points)}
+
+    def save(complete: bool = False) -> dict:
+        rec = record(complete)
+        if complete:
+            rec["figures"] = figures(points, a.figures, {k: rec[k] for k in ("date", "commit", "machine")})
+        a.out.parent.mkdir(parents=True, exist_ok=True)
+        a.out.write_text(json.dumps(rec, indent=1, sort_keys=False) + "\n")
+        return rec
+
+    def run(curve: str, learner: str, *args, **kw) -> None:
+        if (curve, learner) in done:
+            log(f"  {curve} {learner}: kept from {a.out} (--resume)")
+            return
+        p, s = sweep(curve, *args[:1], learner, *args[1:], **kw)
+        points.extend(p)
+        skipped.extend(s)
+        done.add((curve, learner))
+        save()
+
     if "online" in parts:
         log("(a) online learners")
         for learner in ONLINE_LEARNERS:
-            p, s = sweep("online_width", "rounds/s against instance width d", learner, ONLINE_LABELS[learner], "d",
-                         widths, {"rounds": rounds, "nnz": 20}, child=False, cap=math.inf, mem_budget_mb=None,
-                         stamp=stamp, log=log, max_repeats=max_repeats)
-            points += p
-            skipped += s
-        p, s = sweep("online_ensemble", "rounds/s against ensemble size N", "oap_bpm", "OAP-BPM (d = 600)", "N", Ns,
-                     {"rounds": rounds, "nnz": 20, "d": 600}, child=False, cap=math.inf, mem_budget_mb=None,
-                     stamp=stamp, log=log, max_repeats=max_repeats)
-        points += p
-        skipped += s
+            run("online_width", learner, "rounds/s against instance width d", ONLINE_LABELS[learner], "d", widths,
+                {"rounds": rounds, "nnz": 20}, child=False, cap=math.inf, mem_budget_mb=None, stamp=stamp, log=log,
+                max_repeats=max_repeats)
+        run("online_ensemble", "oap_bpm", "rounds/s against ensemble size N", "OAP-BPM (d = 600)", "N", Ns,
+            {"rounds": rounds, "nnz": 20, "d": 600}, child=False, cap=math.inf, mem_budget_mb=None, stamp=stamp,
+            log=log, max_repeats=max_repeats)
     if "letor" in parts:
         log("(b) LETOR learners against LightGBM")
         for learner in LETOR_LEARNERS:
-            p, s = sweep("letor", "fit time and peak memory against training queries", learner, LETOR_LABELS[learner],
-                         "n_queries", queries, {"n_val": 30 if not quick else 5}, child=True, cap=a.cap,
-                         mem_budget_mb=a.memory_budget_mb, stamp=stamp, log=log, max_repeats=max_repeats)
-            points += p
-            skipped += s
+            run("letor", learner, "fit time and peak memory against training queries", LETOR_LABELS[learner],
+                "n_queries", queries, {"n_val": 30 if not quick else 5}, child=True, cap=a.cap,
+                mem_budget_mb=a.memory_budget_mb, stamp=stamp, log=log, max_repeats=max_repeats)
     if "gp" in parts:
         log("(c) collaborative GP models")
         for learner in GP_MODELS:
@@ -457,24 +517,12 @@ def main() -> None:
                     ("gp_users", "n_users", users, {"n_items": fixed_items}),
                     ("gp_items", "n_items", items, {"n_users": fixed_users})):
                 what = "fit time against the number of " + ("users" if curve == "gp_users" else "training items")
-                p, s = sweep(curve, what, learner, GP_LABELS[learner], xkey, sizes,
-                             {**base, "n_test": n_test, "em_iters": a.em_iters}, child=child, cap=a.cap,
-                             mem_budget_mb=None, stamp=stamp, log=log, max_repeats=max_repeats)
-                points += p
-                skipped += s
-    record = {
-        "about": "scripts/bench_scale.py: how the cost grows with the work (issue 46, item 3); seconds are CPU "
-                 "seconds, the minimum over `repeats` runs; peak_rss_mb is the peak resident memory of the point's "
-                 "own process (data included; rss_before_fit_mb: after the data were generated)",
-        "command": "python scripts/bench_scale.py" + (" --quick" if quick else ""), "quick": quick,
-        **full, "load_average_end": [round(v, 2) for v in os.getloadavg()],
-        "wall_s": time.perf_counter() - t_start, "settings": settings, "points": points, "skipped": skipped,
-        "bends": bends(points), "peers": peers(points)}
-    record["figures"] = figures(points, a.figures, stamp)
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
-    log(f"wrote {a.out} ({len(points)} points, {len(skipped)} skipped) and {len(record['figures'])} figures "
-        f"in {a.figures}; {record['wall_s']:.0f} s")
+                run(curve, learner, what, GP_LABELS[learner], xkey, sizes,
+                    {**base, "n_test": n_test, "em_iters": a.em_iters}, child=child, cap=a.cap,
+                    mem_budget_mb=None, stamp=stamp, log=log, max_repeats=max_repeats)
+    rec = save(complete=True)
+    log(f"wrote {a.out} ({len(points)} points, {len(skipped)} skipped) and {len(rec['figures'])} figures "
+        f"in {a.figures}; {rec['wall_s']:.0f} s")
 
 
 if __name__ == "__main__":
