@@ -200,7 +200,13 @@ def scale_section(s: dict) -> list[str]:
            "the minimum CPU time over its repeats; the LETOR and GP points ran in a process of their own "
            f"(cap {_num(s['settings']['cap_cpu_s'])} CPU s per point, predicted from the curve; memory budget "
            f"{_num(s['settings']['memory_budget_mb'])} MB) and the LETOR points' memory is their process's peak "
-           "resident memory, data included. Record: [`docs/bench/scale.json`](bench/scale.json).", ""]
+           "resident memory, data included. Record: [`docs/bench/scale.json`](bench/scale.json)."
+           + ("" if s.get("complete", True) else " **The run was stopped before its end**: the curves it had not "
+              "reached are missing below."), ""]
+    if len(s.get("runs", [])) > 1:
+        out[-2] += " It ran in " + ", then ".join(
+            f"{r['date']} at `{r['commit']}` (load {r['load_average_start'][0]:.2f} to "
+            f"{r['load_average_end'][0]:.2f})" for r in s["runs"]) + " (`--resume`)."
     for curve, (title, unit, xname) in CURVES.items():
         by = _points(s, curve)
         if not by:
