@@ -198,8 +198,11 @@ def scale_section(s: dict) -> list[str]:
            f"`{s['command']}`, {_stamp(s)}; {_load(s)} (the machine is shared: timings are noisy, and "
            f"CPU seconds are what is compared); the whole run took {_num(s['wall_s'])} s. Each point is "
            "the minimum CPU time over its repeats; the LETOR and GP points ran in a process of their own "
-           f"(cap {_num(s['settings']['cap_cpu_s'])} CPU s per point, predicted from the curve; memory budget "
-           f"{_num(s['settings']['memory_budget_mb'])} MB) and the LETOR points' memory is their process's peak "
+           "(a cap of CPU seconds per point, predicted from the curve, and a memory budget: "
+           + "; ".join(f"{', '.join(r['settings']['parts'])}: cap {_num(r['settings']['cap_cpu_s'])} CPU s, budget "
+                       f"{_num(r['settings']['memory_budget_mb'])} MB, at most {r['settings']['max_repeats']} "
+                       "repeats" for r in s["runs"])
+           + ") and the LETOR points' memory is their process's peak "
            "resident memory, data included. Record: [`docs/bench/scale.json`](bench/scale.json)."
            + ("" if s.get("complete", True) else " **The run was stopped before its end**: the curves it had not "
               "reached are missing below."), ""]

@@ -403,6 +403,17 @@ def figures(points: list[dict], outdir: Path, stamp: dict) -> list[str]:
     return written
 
 
+def _normalised(rec: dict) -> dict:
+    """A record of before the per-run settings: its cap and budget moved into its runs."""
+    st = rec["settings"]
+    cap, budget = st.pop("cap_cpu_s", None), st.pop("memory_budget_mb", None)
+    for r in rec["runs"]:
+        r.setdefault("settings", {"cap_cpu_s": cap, "memory_budget_mb": budget, "max_repeats": 1 if rec["quick"] else 3,
+                                  "letor_queries": None,
+                                  "parts": sorted({c.split("_")[0] for c, _ in rec["done"]})})
+    return rec
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="tiny sizes, in this process (~1 minute; for the test)")
@@ -412,8 +423,14 @@ def main() -> None:
     ap.add_argument("--memory-budget-mb", type=float, default=6000.0, help="peak memory per point (predicted), (b)")
     ap.add_argument("--em-iters", type=int, default=3, help="EM iterations of the GP models (fixed: tolerance 0)")
     ap.add_argument("--only", choices=("online", "letor", "gp"), action="append", help="run only these parts")
+    ap.add_argument("--repeats", type=int, default=3, help="at most this many repeats per point (the minimum is kept)")
+    ap.add_argument("--letor-queries", help="comma-separated numbers of training queries (default: "
+                                            "10,20,40,100,300,1000,3000,10000,31000)")
     ap.add_argument("--resume", action="store_true",
                     help="keep the curves --out already holds (a run stopped midway; the same settings) and run the rest")
+    ap.add_argument("--merge", type=Path, metavar="OTHER_JSON",
+                    help="measure nothing: add the curves of another run with the same settings (e.g. --only gp run "
+                         "beside) that --out lacks, then --reanalyse")
     ap.add_argument("--reanalyse", action="store_true",
                     help="measure nothing: recompute the bends, the peers and the figures from --out's points")
     ap.add_argument("--point", help=argparse.SUPPRESS)
@@ -421,6 +438,25 @@ def main() -> None:
     if a.point:
         print(json.dumps(run_point(json.loads(a.point))))
         return
+    if a.merge:
+        record = _normalised(json.loads(a.out.read_text()))
+        other = _normalised(json.loads(a.merge.read_text()))
+        if other["settings"] != record["settings"] or other["quick"] != record["quick"]:
+            raise SystemExit(f"--merge: {a.merge} was made with other settings")
+        have = {tuple(k) for k in record["done"]}
+        take = [tuple(k) for k in other["done"] if tuple(k) not in have]
+        record["points"] += [p for p in other["points"] if (p["curve"], p["learner"]) in take]
+        record["skipped"] += [k for k in other["skipped"] if (k["curve"], k["learner"]) in take]
+        record["done"] = sorted(have | set(take))
+        record["runs"] += other["runs"]
+        record["wall_s"] = sum(r["wall_s"] for r in record["runs"])
+        # complete when every curve of a whole run is there (a run stopped after its last curve was saved is)
+        expected = ({("online_width", x) for x in ONLINE_LEARNERS} | {("online_ensemble", "oap_bpm")}
+                    | {("letor", x) for x in LETOR_LEARNERS} | {(c, x) for c in ("gp_users", "gp_items") for x in GP_MODELS})
+        record["complete"] = expected <= set(take) | have
+        a.out.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
+        print(f"{a.out}: {len(take)} curves taken from {a.merge}")
+        a.reanalyse = True
     if a.reanalyse:
         record = json.loads(a.out.read_text())
         record["bends"], record["peers"] = bends(record["points"]), peers(record["points"])
@@ -437,13 +473,14 @@ def main() -> None:
     stamp = {k: full[k] for k in ("date", "commit", "machine")}
     quick, child = a.quick, not a.quick
     parts = a.only or ["online", "letor", "gp"]
-    max_repeats = 1 if quick else 3
+    max_repeats = 1 if quick else a.repeats
     if quick:
         widths, Ns, rounds = [6, 60, 600, 6000], [1, 10, 100], 2_000
         queries, users, items, fixed_items, fixed_users, n_test = [3, 6, 12], [10, 20, 40], [20, 40, 80], 20, 10, 10
     else:
         widths, Ns, rounds = [6, 60, 600, 6000, 60000, 100000], [1, 10, 100, 1000], 20_000
-        queries = [10, 20, 40, 100, 300, 1000, 3000, 10000, 31000]
+        queries = ([int(q) for q in a.letor_queries.split(",")] if a.letor_queries
+                   else [10, 20, 40, 100, 300, 1000, 3000, 10000, 31000])
         users, items, fixed_items, fixed_users, n_test = [100, 200, 500, 1000, 2000], [100, 200, 400, 800], 100, 100, 100
     settings = {"rounds": rounds, "nnz_per_row": 20, "ensemble_width": 600, "letor_features": N_FEATURES_LETOR,
                 "letor_documents_per_query": "uniform 61..183 (mean 122)", "letor_validation_queries": 30,
@@ -451,6 +488,11 @@ def main() -> None:
                 "gp_rated_fraction": 0.4, "gp_test_items": n_test, "gp_fixed_items": fixed_items,
                 "gp_fixed_users": fixed_users, "cap_cpu_s": a.cap, "memory_budget_mb": a.memory_budget_mb,
                 "in_process": not child, "threads": 1}
+    # what may differ between runs merged into one record (each run keeps its own in "runs")
+    run_settings = {"cap_cpu_s": a.cap, "memory_budget_mb": a.memory_budget_mb, "max_repeats": max_repeats,
+                    "letor_queries": queries, "parts": parts}
+    for k in ("cap_cpu_s", "memory_budget_mb"):
+        settings.pop(k)
     previous = json.loads(a.out.read_text()) if a.resume and a.out.is_file() else None
     if previous is not None and (previous.get("quick") != quick or previous.get("settings") != settings):
         raise SystemExit(f"--resume: {a.out} was made with other settings; run without --resume")
@@ -458,7 +500,8 @@ def main() -> None:
     skipped = list(previous["skipped"]) if previous else []
     done = {tuple(k) for k in previous.get("done", [])} if previous else set()
     runs = list(previous.get("runs", [])) if previous else []
-    this_run = {**{k: full[k] for k in ("date", "commit", "machine", "load_average_start")}, "wall_s": 0.0}
+    this_run = {**{k: full[k] for k in ("date", "commit", "machine", "load_average_start")}, "wall_s": 0.0,
+                "settings": run_settings}
     runs.append(this_run)
 
     def record(complete: bool) -> dict:
