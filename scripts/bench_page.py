@@ -134,20 +134,34 @@ def _why(s: dict, curve: str) -> list[str]:
     m = s["machine_detail"]
     caches = ", ".join(f"{k} {v}" for k, v in m.get("caches", {}).items())
     if curve == "online_width":
-        oap = by.get("oap_bpm", [])
-        big = [p for p in oap if p.get("state_mb")]
-        lines = ["The learners take scipy CSR rows and touch only a row's non-zeros, so a round costs "
-                 "O(non-zeros), not O(d): with a fixed number of non-zeros the curves are flat while the "
-                 "weights stay in the caches (" + caches + "). What grows with d is the learner's state, "
-                 "allocated once per fit (zeroed), and the cache misses of the weights each row touches."]
-        if big:
-            lines.append("OAP-BPM keeps a weight vector per member and their sum: " + ", ".join(
-                f"{_num(p['state_mb'])} MB at d = {p['size']:,}" for p in big) + ".")
+        lines = []
+        first = [pts[0] for pts in by.values()]
+        if first and first[0]["nnz_per_row"] < s["settings"]["nnz_per_row"]:
+            lines.append(f"At d = {first[0]['size']:,} a row has all its {first[0]['nnz_per_row']:g} features "
+                         f"non-zero, from the next width on {s['settings']['nnz_per_row']}: the first segment "
+                         "measures the rows' non-zeros, not the width.")
+        lines.append("The learners take scipy CSR rows and touch only a row's non-zeros (a round costs O(non-zeros), "
+                     "not O(d)); from the second width to the last: " + "; ".join(
+                         f"{pts[0]['label']} {_num(pts[1]['rounds_per_s'])} to {_num(pts[-1]['rounds_per_s'])} "
+                         "rounds/s" for pts in by.values() if len(pts) > 1) + ".")
+        oap = [p for p in by.get("oap_bpm", []) if p.get("state_mb")]
+        if oap:
+            lines.append("What grows with d is the state whose entries a row's non-zeros pick: one weight vector "
+                         "for PRank and Widrow-Hoff, one per rank for MCP, and for OAP-BPM one per member and their "
+                         "sum: " + ", ".join(f"{_num(p['state_mb'])} MB at d = {p['size']:,}" for p in oap)
+                         + f". The caches: {caches}. OAP-BPM's curve falls where its weights outgrow the L2 cache: "
+                         "each non-zero reads and updates every selected member's weight, scattered over the members' "
+                         "rows, from farther memory; the single weight vectors stay within it longer. The "
+                         "timings of the single-vector learners are a few milliseconds each, so their "
+                         "slopes between neighbouring widths are within the noise of the shared machine.")
         return lines
     if curve == "online_ensemble":
-        return ["Every member of OAP-BPM sees a round with probability tau and each update touches the row's "
-                "non-zeros once per member, so beyond the per-round fixed cost (the row read, the prediction) the "
-                "time grows with N: a slope near minus one means a cost proportional to N."]
+        pts = by.get("oap_bpm", [])
+        return ["Each round OAP-BPM draws which of its N members learn from it (each with probability tau) and each "
+                "of those reads and updates the row's non-zeros: beyond the per-round fixed cost (the row, the "
+                "prediction from the members' sum) the time is proportional to N, a slope of minus one"
+                + (f"; from N = {pts[-2]['size']:,} to {pts[-1]['size']:,} the slope is "
+                   f"{s['bends']['online_ensemble']['oap_bpm']['slopes'][-1]:+.2f}" if len(pts) >= 2 else "") + "."]
     if curve == "letor":
         lines = ["The committee perceptron and the Ranking SVM work on the preference pairs, about "
                  "documents-per-query squared per query, and both build the pair-difference matrix D "
@@ -181,14 +195,16 @@ def _why(s: dict, curve: str) -> list[str]:
                                                            f"{st['gp_fixed_users']} users.")]
         if curve == "gp_users":
             lines.append("The E-step is per user (a factorisation of the user's rated items, O(n_j³), and for "
-                         "the ordinal models EP's sweeps), so the time grows linearly with the users once the "
-                         "per-fit fixed costs (the M-step on the training items, O(m p²)) are amortised.")
+                         "the ordinal models EP's sweeps and the checked steps' re-runs), so the time grows linearly "
+                         "with the users once it outweighs what an EM iteration pays once whatever the users (the "
+                         "collaborative M-step on the training items, O(m p²), the process's set-up).")
         else:
             rated = by.get("cgpor") or next(iter(by.values()), [])
             lines.append("Each user's E-step factorises the Gram matrix of their rated items, O(n_j³): "
                          + ", ".join(f"{_num(p['rated_per_user'])} rated items per user at {p['size']:,} "
                                      f"items" for p in rated)
-                         + "; the collaborative M-step adds O(m p²) on the training items.")
+                         + ": a slope approaching three where the per-user factorisations dominate, less while "
+                           "the fixed costs do; the collaborative M-step adds O(m p²) on the training items.")
         return lines
     return []
 
@@ -197,19 +213,21 @@ def scale_section(s: dict) -> list[str]:
     out = ["## How the cost grows with the work (`scripts/bench_scale.py`)", "",
            f"`{s['command']}`, {_stamp(s)}; {_load(s)} (the machine is shared: timings are noisy, and "
            f"CPU seconds are what is compared); the whole run took {_num(s['wall_s'])} s. Each point is "
-           "the minimum CPU time over its repeats; the LETOR and GP points ran in a process of their own "
-           "(a cap of CPU seconds per point, predicted from the curve, and a memory budget: "
+           "the minimum CPU time over its repeats; the LETOR and GP points ran in a process of their own, "
+           "with a cap of CPU seconds per point (a point whose time, predicted from the curve, exceeds it is not "
+           "run) and, for LETOR, a memory budget (per run: "
            + "; ".join(f"{', '.join(r['settings']['parts'])}: cap {_num(r['settings']['cap_cpu_s'])} CPU s, budget "
-                       f"{_num(r['settings']['memory_budget_mb'])} MB, at most {r['settings']['max_repeats']} "
-                       "repeats" for r in s["runs"])
-           + ") and the LETOR points' memory is their process's peak "
+                       f"{_num(r['settings']['memory_budget_mb'])} MB, repeats at most "
+                       f"{r['settings']['max_repeats']}" for r in s["runs"])
+           + "), and the LETOR points' memory is their process's peak "
            "resident memory, data included. Record: [`docs/bench/scale.json`](bench/scale.json)."
            + ("" if s.get("complete", True) else " **The run was stopped before its end**: the curves it had not "
               "reached are missing below."), ""]
     if len(s.get("runs", [])) > 1:
         out[-2] += " It ran in " + ", then ".join(
-            f"{r['date']} at `{r['commit']}` (load {r['load_average_start'][0]:.2f} to "
-            f"{r['load_average_end'][0]:.2f})" for r in s["runs"]) + " (`--resume`)."
+            f"{r['date']} at `{r['commit']}` ({', '.join(r['settings']['parts'])}; load "
+            f"{r['load_average_start'][0]:.2f} to {r['load_average_end'][0]:.2f})" for r in s["runs"])
+        out[-2] += " (runs kept in one record by `--resume` or `--merge`)."
     for curve, (title, unit, xname) in CURVES.items():
         by = _points(s, curve)
         if not by:

@@ -25,8 +25,10 @@ recorded.  Timings are CPU seconds (time.process_time; BLAS and LightGBM on one 
 minimum over R repeats (R recorded per point: 3 below 1 s, 2 below 10 s, else 1).  The machine is
 shared: its load average at the start and end is recorded.
 
-    python scripts/bench_scale.py            # ~10-15 minutes on 2 cores
+    python scripts/bench_scale.py            # ~10-15 minutes of CPU (an idle 2-core machine)
     python scripts/bench_scale.py --quick    # ~1 minute, tiny sizes (tests/test_bench_scale.py)
+    python scripts/bench_scale.py --resume   # after a stop: keeps the curves docs/bench/scale.json holds
+    python scripts/bench_scale.py --only gp --out /tmp/gp.json && python scripts/bench_scale.py --merge /tmp/gp.json
 """
 
 from __future__ import annotations
