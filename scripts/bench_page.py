@@ -173,7 +173,8 @@ def _why(s: dict, curve: str) -> list[str]:
             p = pts[-1]
             rows.append(f"{p['label']} at {p['size']:,} queries ({p['documents']:,} documents, {p['pairs']:,} "
                         f"pairs): {_num(p['seconds'])} CPU s, peak {_num(p['peak_rss_mb'])} MB "
-                        f"({_num(p['fit_memory_mb'])} MB over the data's {_num(p['rss_before_fit_mb'])} MB"
+                        f"({_num(p['fit_memory_mb'])} MB over the process's {_num(p['rss_before_fit_mb'])} MB once "
+                        "the data were made: the fit and its modules' imports"
                         + (f"; D alone is {_num(p['pair_matrix_mb'])} MB)" if learner in ("committee_a", "ranksvm")
                            else ")"))
         lines.append("At the largest size each learner ran: " + "; ".join(rows) + ".")
@@ -183,7 +184,7 @@ def _why(s: dict, curve: str) -> list[str]:
                 big[r["learner"]] = r
             lines.append("Against LightGBM at the same size: " + "; ".join(
                 f"{by[r['learner']][0]['label']} at {r['size']:,} queries {_num(r['time_ratio'])}x its CPU time"
-                + (f" and {_num(r['fit_memory_ratio'])}x its fit memory" if "fit_memory_ratio" in r else "")
+                + (f" and {_num(r['fit_memory_ratio'])}x its rise in memory" if "fit_memory_ratio" in r else "")
                 for r in big.values()) + ".")
         return lines
     if curve in ("gp_users", "gp_items"):
