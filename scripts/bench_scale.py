@@ -462,7 +462,10 @@ def main() -> None:
     if a.reanalyse:
         record = json.loads(a.out.read_text())
         record["bends"], record["peers"] = bends(record["points"]), peers(record["points"])
-        record["figures"] = figures(record["points"], a.figures, {k: record[k] for k in ("date", "commit", "machine")})
+        runs = record.get("runs") or [record]
+        record["figures"] = figures(record["points"], a.figures, {
+            "date": ", ".join(dict.fromkeys(r["date"] for r in runs)),
+            "commit": ", ".join(dict.fromkeys(r["commit"] for r in runs)), "machine": record["machine"]})
         a.out.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
         print(f"{a.out}: bends, peers and {len(record['figures'])} figures recomputed from its points")
         return
