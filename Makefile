@@ -71,9 +71,18 @@ browser:
 	  (apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }); } \
 	  || echo "chromium not installed (Debian: apt-get install chromium): the report's browser test needs it (skipped outside CI)"
 
-## speed: rounds per second against a plain NumPy reference measured in the same run
+## speed: rounds per second against a plain NumPy reference measured in the same run (writes docs/bench/bench.json)
 bench: $(STAMP)
 	$(PY) scripts/bench.py
+
+## how the cost grows with the work, against LightGBM (docs/bench/scale.json, docs/figures/bench/; ~15 minutes)
+.PHONY: bench-scale bench-page
+bench-scale: $(STAMP)
+	$(PY) scripts/bench_scale.py
+
+## the top of docs/benchmarks.md again from the records in docs/bench/*.json (seconds; nothing measured)
+bench-page: $(STAMP)
+	$(PY) scripts/bench_page.py
 
 ## fetch, verify and preprocess every data set that can be had (mirror: RANKREPRO_DATA_MIRROR;
 ## home pages are tried here only, not by a plain snakemake run)

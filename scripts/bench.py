@@ -8,7 +8,10 @@ run on the same data (identical results checked), ending with one summary table:
 * collaborative GP: one EM iteration against eq. 3 as written (Yu, Yu & Tresp; scripts/bench_gp.py);
 * processed data sets: load time.
 
-    python scripts/bench.py [--rounds 50000] [--plain-rounds 3000] [--repeat 3] [--skip-gp]
+    python scripts/bench.py [--rounds 50000] [--plain-rounds 3000] [--repeat 3] [--skip-gp] [--no-record]
+
+The summary is also written to docs/bench/bench.json (date, commit, machine, load average), from
+which scripts/bench_page.py makes the top of docs/benchmarks.md.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from rankrepro.data.synthetic import synthetic_hgo
 
 #: (workload, this project, reference, ratio) rows of the closing summary table
 SUMMARY: list[tuple[str, str, str, str]] = []
+_ARGS: argparse.Namespace | None = None
 
 
 def best_time(fn, repeat: int) -> float:
@@ -223,7 +227,10 @@ def main() -> None:
     ap.add_argument("--plain-rounds", type=int, default=3_000, help="rounds for the plain reference")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-gp", action="store_true", help="skip the collaborative GP benchmark (~2 minutes)")
+    ap.add_argument("--no-record", action="store_true", help="print only; leave docs/bench/bench.json alone")
     args = ap.parse_args()
+    global _ARGS
+    _ARGS = args
 
     split = synthetic_hgo(args.rounds, 0, np.random.default_rng(0))
     X, y = poly2_features(split.X_train), split.y_train
@@ -294,6 +301,35 @@ def print_summary() -> None:
         print(f"{name:<{w}}{fast:>24}{ref:>24}{ratio:>9}")
 
 
+def write_record(args: argparse.Namespace, stamp: dict, wall_s: float) -> None:
+    """docs/bench/bench.json: the summary table as printed, with the date, commit, machine and
+    load average (scripts/bench_page.py puts it at the top of docs/benchmarks.md)."""
+    import os
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_common import write_record as write
+
+    cmd = "python scripts/bench.py" + (" --skip-gp" if args.skip_gp else "")
+    path = write("bench.json", {
+        "about": "scripts/bench.py (make bench): each workload of this project against a reference measured in the "
+                 "same run on the same data (identical results checked); ratio = how many times faster this project "
+                 "is, except the LETOR rows (the Ranking SVM's or SVM-Light's CPU time over the committee "
+                 "perceptron's)",
+        "command": cmd, **stamp, "load_average_end": [round(v, 2) for v in os.getloadavg()], "wall_s": wall_s,
+        "settings": {"rounds": args.rounds, "plain_rounds": args.plain_rounds, "repeat": args.repeat},
+        "rows": [{"workload": w, "this_project": f, "reference": r, "ratio": q} for w, f, r, q in SUMMARY]})
+    print(f"\nwrote {path}")
+
+
 if __name__ == "__main__":
+    import sys as _sys
+
+    _sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from bench_common import stamp as _stamp
+
+    _st, _t0 = _stamp(), time.perf_counter()
     main()
     print_summary()
+    if "--no-record" not in _sys.argv:
+        write_record(_ARGS, _st, time.perf_counter() - _t0)

@@ -4,7 +4,9 @@ and downloads are excluded) runs ``snakemake`` at one scale from an empty result
 every job records its start-up and work time (``rankrepro.timing``).  Prints and writes into
 docs/benchmarks.md (between the ``pipeline-bench`` markers): the wall time, the per-paper
 core-minutes of the trials, and the per-job overhead (process start to start of work).  At paper scale it also keeps each
-cell's seconds in rules/cell_seconds.json, which the workflow reads to start long cells first.
+cell's seconds in rules/cell_seconds.json, which the workflow reads to start long cells first.  The
+figures are also written to docs/bench/pipeline-<scale>.json (with the date, commit, machine and
+load average), which scripts/bench_page.py puts at the top of docs/benchmarks.md.
 
     python scripts/bench_pipeline.py --scale smoke --cores 2 --batch-cells --repeat  # as `make smoke` (batch_cells=paper)
     python scripts/bench_pipeline.py --scale paper --cores 2      # ~35 min on 2 cores
@@ -249,6 +251,22 @@ def main() -> None:
         else:
             text = text.rstrip() + "\n\n## The whole pipeline\n\n" + block + "\n"
         doc.write_text(text)
+    if not a.no_write:
+        # the record scripts/bench_page.py reads (the top of docs/benchmarks.md)
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_common import stamp, write_record
+
+        rec = {k: v for k, v in r.items() if k != "jobs_raw"}
+        rec["core_minutes_all"] = sum(r["core_minutes"].values())
+        w = r.get("where") or {}
+        if w:
+            rec["core_minutes_every_job"] = sum(v["main"] + v["sensitivity"] for v in w["papers"].values()) + w[
+                "other_min"]
+        path = write_record(f"pipeline-{a.scale}.json", {
+            "about": "scripts/bench_pipeline.py: the whole pipeline from a clean results folder in a fresh clone",
+            "command": f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores}", **stamp(),
+            **({"from_jobs": str(a.from_jobs)} if a.from_jobs else {}), **rec})
+        print(f"{path.relative_to(ROOT)} written")
     if not a.no_write and a.scale == "paper":
         # the measured seconds order the next runs' cells (long first: rankrepro.pipeline.schedule)
         from rankrepro.pipeline.schedule import write_seconds
