@@ -7,7 +7,9 @@ G = Sigma[:, J], a = (I + T K)^-1 (nu - T h_J) and W = (K + T^-1)^-1, K = Sigma[
 (:func:`site_posterior`).  :func:`ep_ordinal` finds the sites of the ordinal likelihood
 P(y | f) = Phi((b_y - f)/sigma) - Phi((b_{y-1} - f)/sigma); :func:`fit_ordinal_params` takes the
 thresholds and sigma to the cavity-fixed optimum of the EP evidence; :func:`predict_ordinal`
-turns a predictive N(mean, var) into a rank.
+turns a predictive N(mean, var) into a rank.  :func:`ep_ordinal_many` runs the EP of several
+users in lock-step, with the same results as one :func:`ep_ordinal` per user (what the GP
+models call: the element-wise work of a sweep is done once for all users' sites).
 
 Numerics: Cholesky with growing jitter (:func:`chol`); the probit terms in the log domain
 (``scipy.special.log_ndtr``), so no NaN or infinity for infinite thresholds or latent values
