@@ -7,7 +7,9 @@ G = Sigma[:, J], a = (I + T K)^-1 (nu - T h_J) and W = (K + T^-1)^-1, K = Sigma[
 (:func:`site_posterior`).  :func:`ep_ordinal` finds the sites of the ordinal likelihood
 P(y | f) = Phi((b_y - f)/sigma) - Phi((b_{y-1} - f)/sigma); :func:`fit_ordinal_params` takes the
 thresholds and sigma to the cavity-fixed optimum of the EP evidence; :func:`predict_ordinal`
-turns a predictive N(mean, var) into a rank.
+turns a predictive N(mean, var) into a rank.  :func:`ep_ordinal_many` runs the EP of several
+users in lock-step, with the same results as one :func:`ep_ordinal` per user (what the GP
+models call: the element-wise work of a sweep is done once for all users' sites).
 
 Numerics: Cholesky with growing jitter (:func:`chol`); the probit terms in the log domain
 (``scipy.special.log_ndtr``), so no NaN or infinity for infinite thresholds or latent values
@@ -29,21 +31,43 @@ LOG_2PI = float(np.log(2 * np.pi))
 # -------------------------------------------------------------------------------------
 def chol(A: np.ndarray, max_tries: int = 8) -> np.ndarray:
     """Lower Cholesky factor of the symmetric matrix A, adding jitter 1e-10, 1e-8, ... times
-    its mean diagonal until it succeeds."""
-    A = A + A.T
-    A *= 0.5
-    # the first try adds 0 * I, i.e. +0.0 to every entry (which turns any -0.0 into +0.0):
-    # done in place, without building the identity
-    A += 0.0
+    its mean diagonal until it succeeds.
+
+    LAPACK's ``potrf`` is called directly, in place, on the symmetrised copy: the copy is
+    exactly symmetric, so its transpose is the same matrix in Fortran order and needs neither
+    SciPy's validation nor its copy to Fortran order (the same routine on the same numbers:
+    the same factor, bit for bit, as ``scipy.linalg.cholesky``).  The factor is Fortran-ordered."""
+    S = _symmetrised(A)
+    if not np.isfinite(S).all():
+        raise ValueError("array must not contain infs or NaNs")
     jitter = 0.0
     for k in range(max_tries):
-        try:
-            return linalg.cholesky(A if k == 0 else A + jitter * np.eye(A.shape[0]), lower=True, check_finite=True)
-        except linalg.LinAlgError:
-            scale = float(np.mean(np.diag(A))) if A.size else 1.0
-            scale = scale if np.isfinite(scale) and scale > 0 else 1.0
-            jitter = scale * 10.0 ** (-10 + 2 * k)
+        M = S if k == 0 else S + jitter * np.eye(S.shape[0])
+        if M.size == 0:
+            return np.zeros_like(M)
+        # M is exactly symmetric: whichever of M, M^T is Fortran-ordered is the same matrix
+        L, info = _POTRF(M if M.flags.f_contiguous else M.T, lower=1, overwrite_a=1, clean=1)
+        if info == 0:
+            return L
+        if info < 0:
+            raise ValueError(f'LAPACK reported an illegal value in {-info}-th argument on entry to "POTRF".')
+        if k == 0:
+            S = _symmetrised(A)  # potrf overwrote it
+        scale = float(np.mean(np.diag(S))) if S.size else 1.0
+        scale = scale if np.isfinite(scale) and scale > 0 else 1.0
+        jitter = scale * 10.0 ** (-10 + 2 * k)
     raise linalg.LinAlgError(f"matrix not positive definite even with jitter {jitter:g}")
+
+
+def _symmetrised(A: np.ndarray) -> np.ndarray:
+    """(A + A^T) / 2, a new array, exactly symmetric; + 0.0 turns any -0.0 into +0.0."""
+    S = A + A.T
+    S *= 0.5
+    S += 0.0
+    return S
+
+
+_POTRF, _TRTRS = linalg.get_lapack_funcs(("potrf", "trtrs"), (np.zeros((1, 1)),))
 
 
 # -------------------------------------------------------------------------------------
@@ -179,11 +203,16 @@ def _factor(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
     """T^1/2, the Cholesky factor L of B = I + T^1/2 K T^1/2, V = L^-1 T^1/2 K and
     nu' = nu - T h: what every posterior quantity below is computed from."""
     st = np.sqrt(np.maximum(tau, 0.0))
-    stK = st[:, None] * K
+    # Fortran order: LAPACK's triangular solve overwrites it with V, no copy (the same numbers)
+    stK = np.multiply(st[:, None], K, order="F")
     B = stK * st[None, :]
     B[np.diag_indices_from(B)] += 1.0
     L = chol(B)
-    V = linalg.solve_triangular(L, stK, lower=True, check_finite=False)
+    if tau.size == 0:
+        return st, L, stK, nu - tau * h
+    V, info = _TRTRS(L, stK, lower=1, overwrite_b=1)
+    if info != 0:
+        raise linalg.LinAlgError(f"singular matrix: resolution failed at diagonal {info - 1}")
     return st, L, V, nu - tau * h
 
 
@@ -286,6 +315,90 @@ def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma
     cm, cv = cavity(post, tau, nu)
     logzhat, _, _ = ordinal_moments(cm, cv, lo, hi, sigma)
     return EPResult(tau, nu, post, cm, cv, ep_log_z(post, tau, nu, h, cm, cv, logzhat), sweeps, converged)
+
+
+def ep_ordinal_many(problems: list[tuple], damping: float = 1.0, max_sweeps: int = 200, tol: float = 1e-4
+                    ) -> list[EPResult]:
+    """:func:`ep_ordinal` for several independent problems at once, bit for bit the same results.
+
+    ``problems[i] = (K, h, y, b, sigma, tau, nu)`` (``tau``, ``nu``: the warm start, or None).
+    The problems run in lock-step: each sweep factors every unconverged problem's own B (its
+    own Cholesky and triangular solve, as in :func:`ep_ordinal`), then computes the cavities,
+    the probit moments and the new sites of all their sites in one element-wise pass over the
+    concatenated sites, instead of one pass of some 20 small NumPy calls per problem.  Every
+    operation on a site is element-wise and every reduction stays per problem (the largest
+    change, exact in any order; the evidence's sums over each problem's own arrays), and each
+    problem keeps its own damping, stopping test and sweep count: the results equal
+    :func:`ep_ordinal`'s on each problem alone (tests/test_gp.py checks it bit for bit)."""
+    P = len(problems)
+    if P == 0:
+        return []
+    sizes = np.array([np.asarray(pr[2]).size for pr in problems], dtype=np.int64)
+    edges = np.r_[0, np.cumsum(sizes)]
+    sl = [slice(int(edges[i]), int(edges[i + 1])) for i in range(P)]
+    tau = np.concatenate([np.zeros(n) if pr[5] is None else np.asarray(pr[5], dtype=float)
+                          for n, pr in zip(sizes, problems)])
+    nu = np.concatenate([np.zeros(n) if pr[6] is None else np.asarray(pr[6], dtype=float)
+                         for n, pr in zip(sizes, problems)])
+    lo = np.concatenate([np.asarray(pr[3], dtype=float)[np.asarray(pr[2]) - 1] for pr in problems])
+    hi = np.concatenate([np.asarray(pr[3], dtype=float)[np.asarray(pr[2])] for pr in problems])
+    sig = np.repeat(np.array([float(pr[4]) for pr in problems]), sizes)
+    damp = np.full(P, float(damping))
+    last = np.full(P, np.inf)
+    sweeps = np.zeros(P, dtype=np.int64)
+    converged = np.zeros(P, dtype=bool)
+    factors: list = [None] * P
+    active = list(range(P))
+    for sweep in range(1, max_sweeps + 1):
+        if not active:
+            break
+        idx = np.concatenate([np.arange(edges[i], edges[i + 1]) for i in active])
+        pm, pv = np.empty(idx.size), np.empty(idx.size)
+        at = 0
+        for i in active:
+            K, h = problems[i][0], problems[i][1]
+            m, v, factors[i] = _marginals(K, h, tau[sl[i]], nu[sl[i]])
+            pm[at:at + m.size], pv[at:at + m.size] = m, v
+            at += m.size
+            sweeps[i] = sweep
+        t_a, n_a = tau[idx], nu[idx]
+        cv = 1.0 / np.maximum(1.0 / pv - t_a, 1e-300)
+        cm = cv * (pm / pv - n_a)
+        _, alpha, nuh = ordinal_moments(cm, cv, lo[idx], hi[idx], sig[idx])
+        nuh = np.clip(nuh, 1e-12, (1.0 - 1e-10) / cv)
+        dt = nuh / (1.0 - cv * nuh) - t_a
+        dn = (alpha + cm * nuh) / (1.0 - cv * nuh) - n_a
+        still = []
+        at = 0
+        for i in active:
+            n = int(sizes[i])
+            dti, dni = dt[at:at + n], dn[at:at + n]
+            at += n
+            change = max(np.max(np.abs(dti), initial=0.0), np.max(np.abs(dni), initial=0.0))
+            if change < tol:
+                converged[i] = True
+                continue
+            if change > last[i]:
+                damp[i] = max(damp[i] / 2, 0.05)
+            last[i] = change
+            d = float(damp[i])
+            tau[sl[i]] = tau[sl[i]] + d * dti
+            nu[sl[i]] = nu[sl[i]] + d * dni
+            factors[i] = None
+            still.append(i)
+        active = still
+    out_tau = [tau[s].copy() for s in sl]
+    out_nu = [nu[s].copy() for s in sl]
+    posts = [site_posterior(pr[0], pr[1], t, v, f if t.size else None)
+             for pr, t, v, f in zip(problems, out_tau, out_nu, factors)]
+    cav = [cavity(post, t, v) for post, t, v in zip(posts, out_tau, out_nu)]
+    cm_all = np.concatenate([c[0] for c in cav])
+    cv_all = np.concatenate([c[1] for c in cav])
+    logzhat, _, _ = ordinal_moments(cm_all, cv_all, lo, hi, sig)
+    return [EPResult(out_tau[i], out_nu[i], posts[i], cav[i][0], cav[i][1],
+                     ep_log_z(posts[i], out_tau[i], out_nu[i], np.asarray(problems[i][1]), cav[i][0], cav[i][1],
+                              logzhat[sl[i]].copy()),
+                     int(sweeps[i]), bool(converged[i])) for i in range(P)]
 
 
 def ordinal_objective(P: np.ndarray, owner: np.ndarray, y: np.ndarray, cm: np.ndarray, cv: np.ndarray

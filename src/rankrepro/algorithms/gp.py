@@ -34,7 +34,7 @@ import numpy as np
 from scipy import linalg, optimize
 
 from .base import Boolean, Estimator, OneOf, Range, check_array, check_target
-from .ep import (LOG_2PI, EPResult, SitePosterior, _pack, ep_ordinal, fit_ordinal_params, initial_thresholds,
+from .ep import (LOG_2PI, EPResult, SitePosterior, _pack, ep_ordinal_many, fit_ordinal_params, initial_thresholds,
                  predict_ordinal, site_posterior, thresholds_from, uniform_thresholds)
 from .feature_maps import cosine_kernel
 
@@ -295,17 +295,30 @@ class GPModel(Estimator):
         res = FitResult([])
         eps: list[EPResult] = [None] * n_users  # type: ignore[list-item]
 
-        def run_ep(u, P_u, warm):
-            j = J[u]
-            ep = ep_ordinal(S[np.ix_(j, j)], hJ[j], labels[u], thresholds_from(P_u[:-1]), float(np.exp(P_u[-1])),
-                            *((warm.tau, warm.nu) if warm is not None else (None, None)))
-            res.ep_sweeps.append(ep.sweeps)
-            res.ep_unconverged += int(not ep.converged)
-            return ep
+        def run_eps(users, P, warm, sweeps):
+            """EP for ``users`` (row k of ``P``: user users[k]'s parameters, ``warm[k]`` its warm
+            start or None), all in lock-step (:func:`ep_ordinal_many`: the same results as one
+            :func:`ep_ordinal` per user); each run's sweeps are appended to ``sweeps[u]``."""
+            problems = []
+            for u, P_u, w in zip(users, P, warm):
+                j = J[u]
+                problems.append((S[np.ix_(j, j)], hJ[j], labels[u], thresholds_from(P_u[:-1]), float(np.exp(P_u[-1])),
+                                 *((w.tau, w.nu) if w is not None else (None, None))))
+            out = ep_ordinal_many(problems)
+            for u, ep in zip(users, out):
+                sweeps[u].append(ep.sweeps)
+                res.ep_unconverged += int(not ep.converged)
+            return out
+
+        def record(sweeps):  # the runs' sweeps, user by user as the runs were made one user at a time
+            for s in sweeps:
+                res.ep_sweeps.extend(s)
 
         for it in range(self.em_iters):
             S, hJ = prior.S, prior.h[prior.train]
-            eps = [run_ep(u, params[u], eps[u]) for u in range(n_users)]
+            sweeps: list[list[int]] = [[] for _ in range(n_users)]
+            eps = run_eps(range(n_users), params, eps, sweeps)
+            record(sweeps)
             obj = float(sum(e.log_z for e in eps))
             res.objective.append(obj)
             if progress:
@@ -319,17 +332,28 @@ class GPModel(Estimator):
             res.param_fits_capped += int(capped)
             if self.likelihood_step == "unchecked":
                 params = proposal
-            for u in range(n_users if self.likelihood_step == "checked" else 0):
-                step = proposal[u] - params[u]
+            if self.likelihood_step == "checked":
+                # each user's step: EP at the proposed parameters, halved (at most 4 times) until
+                # the EP evidence does not fall; the users are independent, so each attempt runs
+                # for all users still trying at once
+                steps = {u: proposal[u] - params[u] for u in range(n_users)}
+                trying = list(range(n_users))
+                sweeps = [[] for _ in range(n_users)]
                 for _ in range(4):
-                    if not np.any(step):
+                    trying = [u for u in trying if np.any(steps[u])]
+                    if not trying:
                         break
-                    ep = run_ep(u, params[u] + step, eps[u])
-                    if ep.converged and ep.log_z >= eps[u].log_z:
-                        params[u] = params[u] + step
-                        eps[u] = ep
-                        break
-                    step = step / 2
+                    out = run_eps(trying, [params[u] + steps[u] for u in trying], [eps[u] for u in trying], sweeps)
+                    rejected = []
+                    for u, ep in zip(trying, out):
+                        if ep.converged and ep.log_z >= eps[u].log_z:
+                            params[u] = params[u] + steps[u]
+                            eps[u] = ep
+                        else:
+                            steps[u] = steps[u] / 2
+                            rejected.append(u)
+                    trying = rejected
+                record(sweeps)
             if self.collaborative:
                 prior.m_step(J, [e.post for e in eps], self.hyper)
         # predictive distribution on the requested items from the last E-step

@@ -1,0 +1,162 @@
+"""The faster EP of the GP models (issue 46 item 2) computes the same bits as before.
+
+* :func:`rankrepro.algorithms.ep.chol` and the triangular solve of ``_factor`` call LAPACK
+  directly, in place: compared with ``scipy.linalg.cholesky`` / ``solve_triangular`` on the
+  same matrices, bit for bit (also on the jitter path and for an empty matrix).
+* :func:`~rankrepro.algorithms.ep.ep_ordinal_many` runs several problems in lock-step: compared
+  with one :func:`~rankrepro.algorithms.ep.ep_ordinal` per problem, every field bit for bit
+  (warm and cold starts, sizes 0 to 60, sites far in the probit's tails, runs stopped at the
+  sweep cap, damping halved by oscillation).
+* A whole GPOR / CGPOR fit (both likelihood steps) equals the fit whose EP runs one user at a
+  time through ``ep_ordinal``, and a rerun of the same fit equals the first, bit for bit.
+"""
+import numpy as np
+import pytest
+from scipy import linalg
+
+from rankrepro.algorithms import ep as ep_mod
+from rankrepro.algorithms import gp as gp_mod
+from rankrepro.algorithms.ep import _factor, chol, ep_ordinal, ep_ordinal_many, thresholds_from
+from rankrepro.algorithms.gp import GPModel
+
+B5 = np.array([-np.inf, -1.0, -0.3, 0.3, 1.0, np.inf])
+
+
+def _kernel(rng, n, noise=1e-9):
+    X = rng.normal(size=(n, n + 5))
+    K = X @ X.T / (n + 5)
+    return K + noise * rng.normal(size=K.shape)  # symmetric only up to rounding, as Sigma after an M-step
+
+
+def _same(a, b) -> bool:
+    return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 64, 151])
+def test_chol_and_the_solve_equal_scipy_bit_for_bit(n):
+    rng = np.random.default_rng(n)
+    K = _kernel(rng, n)
+    tau, nu, h = rng.uniform(0, 3, n), rng.normal(size=n), rng.normal(size=n)
+    tau[: n // 4] = 0.0  # sites with no weight yet
+    st = np.sqrt(tau)
+    B = (st[:, None] * K) * st[None, :]
+    B[np.diag_indices_from(B)] += 1.0
+    L_ref = linalg.cholesky(0.5 * (B + B.T) + 0.0, lower=True)
+    assert _same(chol(B), L_ref)
+    _, L, V, nup = _factor(K, h, tau, nu)
+    assert _same(L, L_ref)
+    assert _same(V, linalg.solve_triangular(L_ref, st[:, None] * K, lower=True))
+    assert _same(nup, nu - tau * h)
+
+
+def test_chol_jitter_path_and_its_errors():
+    A = np.ones((5, 5))  # rank one: the first tries fail, jitter 1e-10, 1e-8, ... times the mean diagonal
+    L = chol(A)
+    done = False
+    for k in range(1, 8):
+        try:
+            ref = linalg.cholesky(A + 10.0 ** (-10 + 2 * (k - 1)) * np.eye(5), lower=True)
+        except linalg.LinAlgError:
+            continue
+        assert _same(L, ref)
+        done = True
+        break
+    assert done
+    assert _same(A, np.ones((5, 5)))  # the argument is not overwritten
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        chol(np.full((3, 3), np.nan))
+    with pytest.raises(linalg.LinAlgError):
+        chol(-np.eye(3), max_tries=2)
+    assert chol(np.zeros((0, 0))).shape == (0, 0)
+
+
+def _problems(rng, sizes, warm=False):
+    out = []
+    for i, n in enumerate(sizes):
+        K = _kernel(rng, n) if n else np.zeros((0, 0))
+        h = rng.normal(scale=0.5, size=n)
+        if i % 3 == 2 and n:
+            h[: max(1, n // 5)] += 40.0  # latent means far above every threshold: the Mills-ratio branch
+        y = rng.integers(1, 6, size=n)
+        sig = float(rng.uniform(0.05, 1.5))
+        tau = rng.uniform(0.1, 2.0, n) if warm else None
+        nu = rng.normal(size=n) if warm else None
+        out.append((K, h, y, B5, sig, tau, nu))
+    return out
+
+
+@pytest.mark.parametrize("warm", [False, True])
+@pytest.mark.parametrize("max_sweeps", [200, 3])
+def test_ep_ordinal_many_equals_one_run_per_problem(warm, max_sweeps):
+    rng = np.random.default_rng(7 + warm + max_sweeps)
+    problems = _problems(rng, [0, 1, 5, 40, 17, 60, 3, 0, 33], warm)
+    many = ep_ordinal_many(problems, max_sweeps=max_sweeps)
+    assert len(many) == len(problems)
+    n_unconverged = 0
+    for (K, h, y, b, s, tau, nu), got in zip(problems, many):
+        ref = ep_ordinal(K, h, y, b, s, tau, nu, max_sweeps=max_sweeps)
+        assert got.sweeps == ref.sweeps and got.converged == ref.converged
+        n_unconverged += not ref.converged
+        for f in ("tau", "nu", "cav_mean", "cav_var"):
+            assert _same(getattr(got, f), getattr(ref, f)), f
+        assert got.log_z == ref.log_z or (np.isnan(got.log_z) and np.isnan(ref.log_z))
+        for f in ("a", "post_mean", "post_var", "W"):
+            assert _same(getattr(got.post, f), getattr(ref.post, f)), f
+        assert got.post.log_det_B == ref.post.log_det_B and got.post.quad == ref.post.quad
+    if max_sweeps == 3:
+        assert n_unconverged > 0  # the cap was reached by some problem: that path is compared too
+    # the warm starts given are not modified
+    if warm:
+        assert all(_same(p[5], q[5]) for p, q in zip(problems, _problems(np.random.default_rng(7 + warm + max_sweeps),
+                                                                            [0, 1, 5, 40, 17, 60, 3, 0, 33], warm)))
+
+
+def test_ep_ordinal_many_of_nothing():
+    assert ep_ordinal_many([]) == []
+
+
+def _data(seed=3, m=40, users=12):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, 15))
+    Y = rng.integers(1, 6, size=(m, users))
+    Y[rng.random(Y.shape) < 0.4] = 0
+    Y[:, 0] = 0
+    Y[:3, 0] = [1, 4, 5]  # a user with three labels
+    return X[:30], Y[:30], X[30:]
+
+
+@pytest.mark.parametrize("collaborative", [False, True])
+@pytest.mark.parametrize("step", ["checked", "unchecked"])
+def test_fit_equals_the_one_user_at_a_time_fit_and_reruns_bit_for_bit(monkeypatch, collaborative, step):
+    Xtr, Ytr, Xte = _data()
+
+    def fit():
+        m = GPModel(likelihood="ordinal", collaborative=collaborative, sigma0=1.0, em_iters=6, tol=0.0,
+                    likelihood_step=step).fit(Xtr, Ytr)
+        K = gp_mod.cosine_kernel(np.vstack([Xtr, Xte]))
+        Y = np.hstack([m.Y_fit_, np.zeros((m.Y_fit_.shape[0], Xte.shape[0]), dtype=np.int64)])
+        return m.fit_predict_kernel(K, Y, np.arange(30), np.arange(30, 40))
+
+    first, again = fit(), fit()
+    # the same fit with EP run one user at a time (the code before the lock-step EP)
+    monkeypatch.setattr(gp_mod, "ep_ordinal_many",
+                        lambda problems: [ep_mod.ep_ordinal(*p) for p in problems])
+    one_by_one = fit()
+    for other in (again, one_by_one):
+        assert all(_same(a, b) for a, b in zip(first.pred, other.pred))
+        assert first.objective == other.objective
+        assert _same(first.sigma, other.sigma) and _same(first.thresholds, other.thresholds)
+        assert first.ep_unconverged == other.ep_unconverged
+        assert first.param_fits == other.param_fits
+    # the sweeps per run in the order one user at a time made them (E-step users 0..n-1, then each
+    # user's checked attempts)
+    assert first.ep_sweeps == one_by_one.ep_sweeps
+    assert len(first.objective) > 1 and len(first.ep_sweeps) >= 12 * len(first.objective)
+
+
+def test_ep_ordinal_many_reads_each_label_s_thresholds():
+    # ep_ordinal_many reads b[y - 1], b[y] like ep_ordinal: rank 1 is (-inf, b_1], rank r is (b_{r-1}, inf)
+    b = thresholds_from(np.array([-0.5, np.log(0.4), np.log(0.3), np.log(0.6)]))
+    (got,) = ep_ordinal_many([(np.eye(2), np.zeros(2), np.array([1, 5]), b, 0.5, None, None)])
+    ref = ep_ordinal(np.eye(2), np.zeros(2), np.array([1, 5]), b, 0.5)
+    assert _same(got.tau, ref.tau) and got.post.post_mean[0] < 0 < got.post.post_mean[1]
