@@ -227,3 +227,36 @@ def committed_catalog(scale: str = "paper") -> dict:
 
         _CATALOGS[scale] = load_catalog(scale, config_dir=CONFIG_DIR, cache_dir=default_cache_dir())
     return _CATALOGS[scale]
+
+
+#: Tests whose cases run in full only in `make test-long` (pytest -m long): the first case of each
+#: stays in `make test`, a representative, and the others are marked ``long`` (each case composes
+#: the catalog again, runs the command line or a workflow: seconds each, together over a minute
+#: of the 5-minute budget of `make test`).  CI runs both targets, so every case still runs there.
+LONG_BEYOND_FIRST = frozenset({
+    "tests/test_cli.py::test_the_help_examples_run",
+    "tests/test_config.py::test_catalog_cache_that_does_not_validate_is_rebuilt",
+    "tests/test_cache_mac.py::test_a_planted_catalog_is_not_used",
+    "tests/test_cache_mac.py::test_an_entry_whose_mac_fails_is_ignored_with_one_warning",
+    "tests/test_cache_mac.py::test_a_secret_not_to_trust_is_replaced_and_old_entries_miss",
+    "tests/test_sensitivity.py::test_a_job_rebuilds_the_variants_the_workflow_checked",
+    "tests/test_arena.py::test_an_arena_experiment_is_its_papers_protocol_with_the_familys_learners",
+    "tests/test_arena.py::test_committed_comparisons_are_their_committed_cells",
+})
+#: Tests that run the workflow end to end (tens of seconds each): only in `make test-long`.
+LONG_WHOLE = frozenset({
+    "tests/test_per_user.py::test_the_collaborative_family_runs_at_smoke_scale",
+    "tests/test_absent_data_keeps_results.py::test_no_aggregate_or_figure_is_planned",
+    "tests/test_absent_data_keeps_results.py::test_a_run_keeps_the_committed_files_byte_identical",
+})
+_first_case: dict[str, str] = {}
+
+
+def pytest_itemcollected(item):
+    """Mark the cases of :data:`LONG_BEYOND_FIRST` after the first, and the tests of
+    :data:`LONG_WHOLE`, ``long`` (before ``-m`` selects)."""
+    base = item.nodeid.split("[", 1)[0]
+    if base in LONG_WHOLE:
+        item.add_marker(pytest.mark.long)
+    elif base in LONG_BEYOND_FIRST and _first_case.setdefault(base, item.nodeid) != item.nodeid:
+        item.add_marker(pytest.mark.long)
