@@ -28,13 +28,15 @@ import pandas as pd
 from ..metrics import METRICS, TIMING_METRICS
 from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 from ..pipeline.cells import Cell, Experiment
+from ..ordinal_metrics import HIGHER_IS_BETTER as _ORDINAL_HIGHER
 from ..stats import effect_ratio, kendall_tau_b, relative_improvement, rmse
 
 #: the metrics where a higher value is better (every other metric: lower is better); the
 #: direction says which side of a claim is the baseline
 HIGHER_IS_BETTER = frozenset(
     {"list_ndcg", "list_rr", "list_ap", "valid_ndcg@10", "valid_map", "selected_pairs_per_second"}
-    | {f"{p}_{m}" for p in ("test", "query") for m in ("map", "ndcg@1", "ndcg@5", "ndcg@10")})
+    | {f"{p}_{m}" for p in ("test", "query") for m in ("map", "ndcg@1", "ndcg@5", "ndcg@10")}
+    | _ORDINAL_HIGHER)  # quadratic weighted kappa (rankrepro.ordinal_metrics)
 
 
 def _num(x) -> float | None:
