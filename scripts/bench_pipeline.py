@@ -10,6 +10,14 @@ load average), which scripts/bench_page.py puts at the top of docs/benchmarks.md
 
     python scripts/bench_pipeline.py --scale smoke --cores 2 --batch-cells --repeat  # as `make smoke` (batch_cells=paper)
     python scripts/bench_pipeline.py --scale paper --cores 2      # ~35 min on 2 cores
+    python scripts/bench_pipeline.py --scale paper --cores 2 --rev cf59f50   # an earlier commit, by this script
+
+``--rev REV`` runs the workflow of an earlier commit (its code, configs and Snakefile, checked
+out in the scratch clone) with this script's timing and summary: a before/after on one machine
+is two runs of the same script.  Its record goes to docs/bench/pipeline-<scale>-<rev>.json and
+nothing else is written.  The cells of the protocol ``letor_seeds`` (Elsas et al.'s LETOR
+artefacts replicated over the learners' seeds, added after cf59f50) are counted apart in the
+breakdown, so that the cells that existed before can be compared on their own.
 """
 
 from __future__ import annotations
@@ -31,10 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 START, END = "<!-- pipeline-bench:start -->", "<!-- pipeline-bench:end -->"
 
 
-def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bool = False) -> dict:
+def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bool = False,
+        rev: str | None = None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="rankrepro-bench-"))
     clone = tmp / "repo"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
+    if rev:
+        subprocess.run(["git", "checkout", "-q", "--detach", rev], cwd=clone, check=True)
+    seeds = _seeds_experiments(clone)
     # a clean results folder: nothing committed counts as done
     for d in ("results", "figures", "runs"):
         shutil.rmtree(clone / d, ignore_errors=True)
@@ -75,7 +87,26 @@ def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bo
               f"--wall-s {wall:.1f})")
     else:
         shutil.rmtree(tmp, ignore_errors=True)
-    return summarize(jobs, wall, rewall, scale, cores, batch, repeat)
+    r = summarize(jobs, wall, rewall, scale, cores, batch, repeat, seeds=seeds, twins=not rev)
+    r["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT if not rev else None,
+                                 capture_output=True, text=True).stdout.strip() if not rev else rev
+    return r
+
+
+def _seeds_experiments(clone: Path) -> set[str]:
+    """The experiments (paper/artefact) of protocol ``letor_seeds`` in ``clone``'s configs: their
+    own file or the file its defaults name first says so."""
+    out = set()
+    root = clone / "config" / "experiment"
+    for f in root.glob("*/*.yaml"):
+        if f.name.startswith("_"):
+            continue
+        text = f.read_text()
+        parents = re.findall(r"^\s*-\s*/experiment/([\w/]+)\s*$", text, flags=re.M)
+        texts = [text] + [(root / f"{p}.yaml").read_text() for p in parents if (root / f"{p}.yaml").is_file()]
+        if any(re.search(r"^\s*protocol:\s*letor_seeds\b", t, flags=re.M) for t in texts):
+            out.add(f"{f.parent.name}/{f.stem}")
+    return out
 
 
 #: what the workflow writes under results/ (everything else there is an input it reads: the
@@ -106,13 +137,24 @@ def _core_minutes(j: dict) -> float:
 CELL_RULES = ("run_cell", "run_all_cells", "run_paper")
 
 
+SEEDS = " (LETOR seeds)"
+
+
+def _paper(j: dict, seeds: set[str]) -> str:
+    """The row of the breakdown a job's minutes go to: its paper, with the ``letor_seeds``
+    experiments apart."""
+    return j["experiment"].split("/")[0] + (SEEDS if j["experiment"] in seeds else "")
+
+
 def summarize(jobs: list[dict], wall: float, rewall: float | None, scale: str, cores: int, batch: str | None,
-              repeat: bool) -> dict:
-    """The figures of a run from its jobs' time records (:mod:`rankrepro.timing`)."""
+              repeat: bool, seeds: set[str] = frozenset(), twins: bool = True) -> dict:
+    """The figures of a run from its jobs' time records (:mod:`rankrepro.timing`); ``seeds``:
+    the experiments counted apart (protocol ``letor_seeds``); ``twins``: count the cells this
+    checkout's workflow takes from a twin (off for another commit's run)."""
     cells = [j for j in jobs if j["rule"] in CELL_RULES]
     per_paper = defaultdict(float)
     for j in cells:
-        per_paper[j["experiment"].split("/")[0]] += _core_minutes(j)
+        per_paper[_paper(j, seeds)] += _core_minutes(j)
     startup = [j["startup_s"] for j in jobs if j["startup_s"] is not None]
     slow = sorted(cells, key=lambda j: -j["work_s"])[:10]
     # how busy the cores were: the jobs' time (start-up and work) over wall time x cores, and
@@ -133,17 +175,17 @@ def summarize(jobs: list[dict], wall: float, rewall: float | None, scale: str, c
             "core_minutes": dict(sorted(per_paper.items())), "startup_median_s": statistics.median(startup),
             "startup_total_min": sum(startup) / 60, "busy": busy, "tail_s": tail,
             "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow],
-            "where": where_the_time_goes(jobs, scale)}
+            "where": where_the_time_goes(jobs, scale, seeds, twins), "seeds_experiments": sorted(seeds)}
 
 
-def where_the_time_goes(jobs: list[dict], scale: str) -> dict:
+def where_the_time_goes(jobs: list[dict], scale: str, seeds: set[str] = frozenset(), twins: bool = True) -> dict:
     """Core-minutes by paper and kind of cell (the main cells, the sensitivity cells of the
     open protocol choices), the start-up of every job, and the work of the jobs that run no
     trial (records, figures, the arena's comparisons, the report)."""
     rows = defaultdict(lambda: {"main": 0.0, "sensitivity": 0.0, "jobs": 0})
     for j in jobs:
         if j["rule"] in CELL_RULES:
-            r = rows[j["experiment"].split("/")[0]]
+            r = rows[_paper(j, seeds)]
             r["sensitivity" if "~" in (j.get("cell") or "") else "main"] += _core_minutes(j)
             r["jobs"] += 1
     others = [j for j in jobs if j["rule"] not in CELL_RULES]
@@ -151,7 +193,7 @@ def where_the_time_goes(jobs: list[dict], scale: str) -> dict:
     startup = sum(j["startup_s"] or 0.0 for j in jobs) / 60
     # the cells this checkout's workflow takes from a twin instead of computing them
     # (pipeline.cells.twin_cells): what they cost when they were computed in this run
-    twins = _twins(jobs, scale)
+    twins = _twins(jobs, scale) if twins else set()
     # (their work: a copy still starts a job)
     twin_min = sum(_core_minutes(j) - (j["startup_s"] or 0.0) / 60 for j in jobs
                    if j["rule"] == "run_cell" and (j["experiment"], j["cell"]) in twins)
@@ -230,18 +272,41 @@ def main() -> None:
     ap.add_argument("--from-jobs", type=Path, metavar="JOBS_JSONL",
                     help="summarise a kept run's job times again (with --wall-s, its wall time) instead of running")
     ap.add_argument("--wall-s", type=float, help="the wall time of the run given by --from-jobs")
+    ap.add_argument("--rev", help="run an earlier commit's workflow (its record: docs/bench/pipeline-<scale>-<rev>.json; "
+                                  "nothing else written)")
     a = ap.parse_args()
     a.no_write = a.no_write or bool(a.batch_cells)
+    if a.rev:
+        a.rev = subprocess.run(["git", "rev-parse", "--short", a.rev], cwd=ROOT, capture_output=True, text=True,
+                               check=True).stdout.strip()
     if a.from_jobs:
         if a.wall_s is None:
             ap.error("--from-jobs needs --wall-s (the run's wall time, printed when it was kept)")
         jobs = [json.loads(line) for line in a.from_jobs.read_text().splitlines()]
         r = summarize(jobs, a.wall_s, None, a.scale, a.cores, a.batch_cells, False)
     else:
-        r = run(a.scale, a.cores, a.keep, a.batch_cells, a.repeat)
+        r = run(a.scale, a.cores, a.keep, a.batch_cells, a.repeat, rev=a.rev)
     md = markdown(r)
     print(md)
     doc = ROOT / "docs" / "benchmarks.md"
+    if a.rev and not a.no_write:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_common import stamp, write_record
+
+        rec = {k: v for k, v in r.items() if k != "jobs_raw"}
+        rec["core_minutes_all"] = sum(r["core_minutes"].values())
+        w = r.get("where") or {}
+        rec["core_minutes_every_job"] = sum(v["main"] + v["sensitivity"] for v in w["papers"].values()) + w["other_min"]
+        st = stamp()
+        st["commit_of_script"] = st.get("commit")
+        st["commit"] = a.rev
+        path = write_record(f"pipeline-{a.scale}-{a.rev}.json", {
+            "about": f"scripts/bench_pipeline.py --rev {a.rev}: the workflow of commit {a.rev} from a clean results "
+                     "folder in a fresh clone, timed by this script",
+            "command": f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores} --rev {a.rev}", **st,
+            "jobs_raw": r["jobs_raw"], **rec})
+        print(f"{path.relative_to(ROOT)} written")
+        return
     if not a.no_write and doc.is_file():
         text = doc.read_text()
         block = f"{START}\n<!-- scale {a.scale} -->\n{md}\n{END}"
