@@ -55,7 +55,7 @@ from rankrepro.data.status import data_status
 from rankrepro.files import WriteFailed
 from rankrepro.pipeline.catalog import catalog_key, default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
-from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reused_trials, twin_cells
+from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reread_of, reused_trials, twin_cells
 from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND, kept_array_builds
 from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
 
@@ -308,6 +308,14 @@ def cell_reuse(wildcards):
     hit = reused_trials(exp, exp.cell(wildcards.cell))
     return [out(f"results/{exp.paper}/{exp.artefact}/cells/{hit[0]}.parquet")] if hit else []
 
+
+
+def cell_reread(wildcards):
+    """The main cell's results, for a cell that reads its fits under other prediction settings:
+    the main cell's job computes it (pipeline/handoff.py)."""
+    exp = experiment_of(wildcards)
+    base = reread_of(exp, exp.cell(wildcards.cell))
+    return [out(f"results/{exp.paper}/{exp.artefact}/cells/{base}.parquet")] if base else []
 
 
 def cell_twin(wildcards):

@@ -8,6 +8,8 @@ rule run_cell:
         reuse=cell_reuse,
         # a cell another experiment computes exactly (the arena's): its results taken (pipeline.cells.twin_cells)
         twin=cell_twin,
+        # a cell read off its main cell's fits (pipeline.cells.reread_of): after that cell, whose job computes it
+        reread=cell_reread,
     output:
         cells=out("results/{paper}/{artefact}/cells/{cell}.parquet"),
         # what the cell was computed from; the workflow compares it at start (pipeline/freshness.py)

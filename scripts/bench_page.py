@@ -72,11 +72,58 @@ def current(recs: dict[str, dict]) -> list[str]:
             out.append(f"| {r['scale']} | {r['cores']} | {wall} | {r['jobs']} | {_num(r['core_minutes_all'])} | "
                        f"{every} | {_num(r['startup_median_s'])} s | {r['date']} | `{r['commit']}` | {r['machine']} |")
         out.append("")
+        out += before_after(recs)
     else:
         out += ["The whole pipeline: no record in docs/bench/ yet (`python scripts/bench_pipeline.py --scale paper "
                 "--cores 2` writes `pipeline-paper.json`, `--scale smoke` `pipeline-smoke.json`; it ran before it "
                 "kept one). The last runs, as that script wrote them, are in the history below: "
                 "[the whole pipeline](#the-whole-pipeline-scriptsbench_pipelinepy).", ""]
+    return out
+
+
+def before_after(recs: dict[str, dict]) -> list[str]:
+    """The paper-scale run of this commit against an earlier commit's run by the same script
+    (``--rev``) on the same day: core-minutes by paper and kind of cell, and the wall time."""
+    after = recs.get("pipeline-paper.json")
+    befores = sorted((r for n, r in recs.items() if n.startswith("pipeline-paper-") and after
+                      and r.get("date") == after.get("date")), key=lambda r: r["commit"])
+    if not after or not befores:
+        return []
+    out = []
+    for before in befores:
+        wb, wa = before.get("where") or {}, after.get("where") or {}
+        out += [f"Before and after, the same script on the same machine and day ({after['date']}): commit "
+                f"`{before['commit']}` (`{before['command']}`; {_load(before)}) against `{after['commit']}` "
+                f"(`{after['command']}`; {_load(after)}). Core-minutes are the CPU time of every job's process; "
+                "the Elsas et al. experiments of the `letor_seeds` protocol (added after the earlier commit) are "
+                "counted on their own row.", "",
+                "| paper | main cells, before | main cells, after | sensitivity cells, before | "
+                "sensitivity cells, after | cell jobs, before | cell jobs, after | core-minutes, after / before |",
+                "|---|---|---|---|---|---|---|---|"]
+        pb, pa = wb.get("papers", {}), wa.get("papers", {})
+        tb = ta = 0.0
+        for p in sorted(set(pb) | set(pa)):
+            b, a = pb.get(p), pa.get(p)
+            cb = b["main"] + b["sensitivity"] if b else None
+            ca = a["main"] + a["sensitivity"] if a else None
+            tb += cb or 0.0
+            ta += ca or 0.0
+            cell = lambda v, k: _num(v[k]) if v else "-"  # noqa: E731
+            ratio = f"{ca / cb:.2f}" if cb and ca else "-"
+            out.append(f"| {p} | {cell(b, 'main')} | {cell(a, 'main')} | {cell(b, 'sensitivity')} | "
+                       f"{cell(a, 'sensitivity')} | {b['jobs'] if b else '-'} | {a['jobs'] if a else '-'} | {ratio} |")
+        ob, oa = wb.get("other_min", 0.0), wa.get("other_min", 0.0)
+        out.append(f"| records, figures, comparisons, report | {_num(ob)} | {_num(oa)} | | | {wb.get('other_jobs', '-')} "
+                   f"| {wa.get('other_jobs', '-')} | {oa / ob:.2f} |" if ob else "")
+        seeds = [p for p in pa if p.endswith("(LETOR seeds)")]
+        sa = sum(pa[p]["main"] + pa[p]["sensitivity"] for p in seeds)
+        tb, ta = tb + ob, ta + oa
+        out += [f"| **all** | | | | | {before['jobs']} | {after['jobs']} | **{ta / tb:.2f}** "
+                f"({_num(tb)} -> {_num(ta)}) |", "",
+                f"Without the `letor_seeds` experiments: {_num(tb)} -> {_num(ta - sa)} core-minutes "
+                f"({(ta - sa) / tb:.2f}); they add {_num(sa)}. Wall time on {after['cores']} cores: "
+                f"{_num(before['wall_s'] / 60)} -> {_num(after['wall_s'] / 60)} min "
+                f"({after['wall_s'] / before['wall_s']:.2f}).", ""]
     return out
 
 

@@ -304,7 +304,7 @@ def main() -> None:
             "about": f"scripts/bench_pipeline.py --rev {a.rev}: the workflow of commit {a.rev} from a clean results "
                      "folder in a fresh clone, timed by this script",
             "command": f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores} --rev {a.rev}", **st,
-            "jobs_raw": r["jobs_raw"], **rec})
+            **rec})
         print(f"{path.relative_to(ROOT)} written")
         return
     if not a.no_write and doc.is_file():

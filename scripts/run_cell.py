@@ -8,4 +8,5 @@ with job_timer("run_cell", sm.params.experiment, sm.params.cell, sm.threads):
                  threads=sm.threads, log=sm.log[0], data=list(sm.input.data),
                  backend=str(sm.config.get("backend", DEFAULT_BACKEND)), scheduler=sm.config.get("dask_scheduler"),
                  fingerprint=sm.output.fingerprint, reuse=sm.input.reuse[0] if sm.input.reuse else None,
-                 twin=sm.input.twin[0] if sm.input.twin else None)
+                 twin=sm.input.twin[0] if sm.input.twin else None,
+                 reread=sm.input.reread[0] if sm.input.get("reread") else None)

@@ -14,16 +14,18 @@ def yu():
 
 
 def test_a_cell_counts_the_cells_waiting_for_it(yu):
-    """cgpor-n_items400's draws=10 cell takes over its trials, so it waits for it: the main
-    cell's priority carries both; a cell never measured counts as the median cell."""
+    """cgpor-n_items400's draws=10 cell takes over its trials and its ordinal_predict=median
+    cell reads its fits, so both wait for it: the main cell's priority carries all three; a
+    cell never measured counts as the median cell."""
     s = {"yu2006/tables/cgpor-n_items400": 60.0, "yu2006/tables/cgpor-n_items400~draws=10": 30.0,
-         "yu2006/tables/gpr-n_items100": 1.0}
-    assert cell_priority(yu, "cgpor-n_items400", s) == 90.0
+         "yu2006/tables/cgpor-n_items400~ordinal_predict=median": 30.0, "yu2006/tables/gpr-n_items100": 1.0}
+    assert cell_priority(yu, "cgpor-n_items400", s) == 120.0
     assert cell_priority(yu, "cgpor-n_items400~draws=10", s) == 30.0
+    assert cell_priority(yu, "cgpor-n_items400~ordinal_predict=median", s) == 30.0
     assert cell_priority(yu, "gpr-n_items100", s) == 1.0 + 30.0  # its draws=10 cell unmeasured: the median
     assert cell_priority(yu, "gpr-n_items200~kernel=zscore", s) == 30.0
     assert cell_priority(yu, "gpr-n_items200~kernel=zscore", {}) == 1.0  # nothing measured: all alike
-    assert artefact_priority(yu, s) == pytest.approx(91.0 + 30.0 * (len(yu.all_cells) - 3))
+    assert artefact_priority(yu, s) == pytest.approx(121.0 + 30.0 * (len(yu.all_cells) - 4))
 
 
 def test_seconds_are_written_and_read_back(tmp_path):

@@ -90,11 +90,14 @@ def _trial_failure_ends_the_job(log: Callable[[str], None]):
 def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output: str, threads: int = 1,
                  log: str | None = None, data: list[str] | None = None, backend: str = DEFAULT_BACKEND,
                  scheduler: str | None = None, fingerprint: str | None = None, reuse: str | None = None,
-                 twin: str | None = None) -> None:
+                 twin: str | None = None, reread: str | None = None) -> None:
     """``reuse``: the main cell's results, for a sensitivity cell that only adds trials
     (:func:`~rankrepro.pipeline.cells.reused_trials`); ``twin``: the results of another
     experiment's cell that computes exactly the same (:func:`~rankrepro.pipeline.cells.twin_cells`),
-    taken instead of computing them."""
+    taken instead of computing them; ``reread``: the main cell's results, for a cell that reads
+    its fits under other prediction settings (:func:`~rankrepro.pipeline.cells.reread_of`):
+    the frame the main cell's job left for it (:mod:`~rankrepro.pipeline.handoff`) is taken,
+    else it is computed.  A main cell whose fits other cells read leaves their frames."""
     # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
@@ -109,23 +112,48 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
         from .data.processed_check import check_processed
 
         check_processed(data[0])
+    data_path = data[0] if data else None
+    df, readers = None, {}
     if twin:
         from .pipeline.runner import from_twin
 
         df = from_twin(exp, cell, read_cell(twin), twin_cell=Path(twin).stem)
         logger(f"{experiment} [{scale}] {cell}: the same computation as {twin} (same fingerprint, same data): "
                "its results taken, nothing computed")
-    else:
+    elif reread:
+        from .pipeline.handoff import take
+
+        df = take(exp, cell, data_path)
+        base = exp.cell(cell).base
+        logger(f"{experiment} [{scale}] {cell}: " + (
+            f"its trials read off main cell {base}'s fits by that cell's job (only the prediction differs): taken, "
+            "nothing fitted" if df is not None else
+            f"main cell {base}'s job left no frame for it (that cell was not run now): computed"))
+    if df is None:
         from .pipeline.runner import run_cell
 
         with _trial_failure_ends_the_job(logger), trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
             df = run_cell(exp, cell, n_jobs=n_jobs, backend=be, progress=logger,
-                          data_path=data[0] if data else None, reuse=kept)
+                          data_path=data_path, reuse=kept, rereads=readers)
     write_parquet(df, output)
     if fingerprint:  # last: a cell without it is recomputed
         from .pipeline.freshness import write_fingerprint
 
-        write_fingerprint(exp, cell, data[0] if data else None, fingerprint)
+        write_fingerprint(exp, cell, data_path, fingerprint)
+    if readers:
+        from .pipeline.handoff import leave
+
+        left = leave(exp, readers, data_path, skip=_current_cells(exp, readers, Path(output).parent, data_path))
+        if left:
+            logger(f"{experiment} [{scale}] {cell}: the same fits read for {', '.join(left)} (left for their jobs)")
+
+
+def _current_cells(exp, ids, folder: Path, data_path: str | None) -> set[str]:
+    """Which of the cells ``ids`` have current results in ``folder`` (no job will run them)."""
+    from .pipeline.freshness import is_current, manifest_identity
+
+    data_id = (manifest_identity(Path(data_path).with_name("manifest.json")) or "") if data_path else ""
+    return {c for c in ids if is_current(exp, c, data_id, folder / f"{c}.fingerprint", folder / f"{c}.parquet")}
 
 
 def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str, threads: int = 1,
@@ -158,14 +186,19 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     from .pipeline.cells import reused_trials
 
     frames: dict[str, pd.DataFrame] = {}
+    read: dict[str, pd.DataFrame] = {}
     with _trial_failure_ends_the_job(logger), trial_backend(backend, threads, scheduler, logger) as (be, n_jobs):
         for c in exp.all_cells:  # main cells first: a sensitivity cell may reuse its main cell's trials
             if c.id in kept:
                 frames[c.id] = kept[c.id]
                 continue
+            if c.id in read:  # read off its main cell's fits (pipeline.cells.reread_of), computed above
+                frames[c.id] = read.pop(c.id)
+                continue
             hit = reused_trials(exp, c)
             frames[c.id] = run_cell(exp, c.id, n_jobs=n_jobs, backend=be, progress=logger,
-                                    data_path=data[0] if data else None, reuse=frames[hit[0]] if hit else None)
+                                    data_path=data[0] if data else None, reuse=frames[hit[0]] if hit else None,
+                                    rereads=read)
     write_parquet(pd.concat(list(frames.values()), ignore_index=True), output)
     write_cells_index(output, data_id, prints)  # last: a file without it is computed again
 

@@ -146,6 +146,13 @@ class FitResult:
     #: likelihood-parameter searches run, and how many stopped at ``param_fit_iters``
     param_fits: int = 0
     param_fits_capped: int = 0
+    #: the predictions under every value of ``ordinal_predict`` (the fit does not depend on it:
+    #: a cell that differs only in it is read off the same fit, GPModel.PREDICT_ONLY)
+    preds: dict[str, list[np.ndarray]] = field(default_factory=dict)
+
+
+#: the values of ``ordinal_predict``
+PREDICT_RULES = ("mode", "median")
 
 
 class GPModel(Estimator):
@@ -180,12 +187,15 @@ class GPModel(Estimator):
     median, ``ordinal_predict``)."""
 
     name = "gp_model"
+    #: parameters that change only how the fitted model predicts, never the fit: every rule's
+    #: predictions are in FitResult.preds (rankrepro.pipeline.cells.reread_of)
+    PREDICT_ONLY = ("ordinal_predict",)
     _constraints = {
         "likelihood": OneOf(("gaussian", "ordinal")), "collaborative": Boolean(),
         "n_items": Range(int, 1, None), "em_iters": Range(int, 1, None),
         "sigma0": Range(float, 0.0, None, left_open=True), "tol": Range(float, 0.0, None),
         "n_ranks": Range(int, 2, None), "hyper": Range(float, 0.0, None),
-        "threshold_init": OneOf(("quantile", "uniform")), "ordinal_predict": OneOf(("mode", "median")),
+        "threshold_init": OneOf(("quantile", "uniform")), "ordinal_predict": OneOf(PREDICT_RULES),
         "likelihood_step": OneOf(("checked", "unchecked")), "param_fit_iters": Range(int, 1, None),
     }
 
@@ -260,8 +270,10 @@ class GPModel(Estimator):
         labels = [row[j].astype(np.int64) for row, j in zip(Ytr, J)]
         # the per-user matrices are small: BLAS threads only add overhead (measured ~7x)
         with threadpool_limits(limits=1, user_api="blas"):
-            if self.likelihood == "gaussian":
-                return self._fit_gaussian(prior, J, labels, predict, progress)
+            if self.likelihood == "gaussian":  # the rounded mean, whatever ordinal_predict says
+                res = self._fit_gaussian(prior, J, labels, predict, progress)
+                res.preds = {rule: res.pred for rule in PREDICT_RULES}
+                return res
             return self._fit_ordinal(prior, J, labels, predict, progress)
 
     def _fit_gaussian(self, prior: CollabPrior, J, labels, predict, progress) -> FitResult:
@@ -363,8 +375,10 @@ class GPModel(Estimator):
             Gj = Gp[:, j]
             mean = hp + Gj @ e.post.a
             var = np.maximum(dp - np.einsum("ij,ij->i", Gj @ e.post.W, Gj), 1e-12)
-            res.pred.append(predict_ordinal(mean, var, thresholds_from(params[u, :-1]), float(np.exp(params[u, -1])),
-                                            self.ordinal_predict))
+            b, sig = thresholds_from(params[u, :-1]), float(np.exp(params[u, -1]))
+            for rule in PREDICT_RULES:
+                res.preds.setdefault(rule, []).append(predict_ordinal(mean, var, b, sig, rule))
+        res.pred = res.preds[self.ordinal_predict]
         res.sigma = np.exp(params[:, -1])
         res.thresholds = np.array([thresholds_from(pr[:-1])[1:-1] for pr in params])
         return res

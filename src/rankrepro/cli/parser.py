@@ -111,12 +111,16 @@ def _parser() -> argparse.ArgumentParser:
         epilog="examples:\n  rankrepro verify                                 # the sample (make verify)\n"
                "  rankrepro verify harrington2003/table1 --all     # every cell of one artefact\n"
                "  rankrepro verify --stale --jobs 2 --record       # after a code change: the cells it touched\n"
+               "  rankrepro verify yu2006/tables --reused          # cells taken from another cell's job, alone\n"
                "  rankrepro verify --all --jobs 2 --record         # everything; tell the committed files\n"
                "  rankrepro verify --records --jobs 2              # every record against its cells (make verify, first)")
     v.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: all)")
     v.add_argument("--all", action="store_true", help="every committed cell, not the cheapest of each artefact")
     v.add_argument("--stale", action="store_true",
                    help="the cells whose fingerprint no longer matches the code and config (after a code change)")
+    v.add_argument("--reused", action="store_true",
+                   help="the cells the workflow takes from another cell's job (trials taken over, fits read under "
+                        "another prediction rule, twins), each recomputed on its own")
     v.add_argument("--jobs", "-j", type=int, default=1, help="cells checked in parallel (default: 1)")
     v.add_argument("--records", action="store_true",
                    help="instead of recomputing cells: check every committed record against its cells (each cell's "

@@ -125,11 +125,16 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
         log(f"{name} [{scale}]: {len(exp.all_cells)} cells"
             + (f", overrides {' '.join(overrides)}" if overrides else "") + f" -> {root}"
             + (f"; {len(plan.reused)} already made, {len(plan.computed)} to compute" if plan.reused else ""))
+        read = {}  # cells read off a main cell's fits, computed with it (pipeline.cells.reread_of)
         for c, p in zip(exp.all_cells, cell_paths):
             if c.id in plan.reused:
                 reuse.take(plan.reused[c.id][1], p)
                 continue
             reuse.fingerprint_of(p).unlink(missing_ok=True)  # none until the new results are written
+            if c.id in read:
+                write_parquet(read.pop(c.id), p)
+                write_fingerprint(exp, c.id, data_path, reuse.fingerprint_of(p))
+                continue
             # a sensitivity cell that only adds trials takes its main cell's (bit for bit theirs)
             hit = reused_trials(exp, c)
             kept = None
@@ -137,7 +142,7 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
                 from ..files import read_cell
 
                 kept = read_cell(cell_paths[[x.id for x in exp.all_cells].index(hit[0])])
-            df = run_cell(exp, c.id, n_jobs=jobs, progress=log, data_path=data_path, reuse=kept)
+            df = run_cell(exp, c.id, n_jobs=jobs, progress=log, data_path=data_path, reuse=kept, rereads=read)
             write_parquet(df, p)
             write_fingerprint(exp, c.id, data_path, reuse.fingerprint_of(p))
         log(plan.summary(name, scale, len(exp.all_cells)))

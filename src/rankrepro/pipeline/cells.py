@@ -193,6 +193,46 @@ def reused_trials(exp: Experiment, cell: Cell) -> tuple[str, int] | None:
     return (cell.base, exp.n_trials) if a == b else None
 
 
+def reread_of(exp: Experiment, cell: Cell) -> str | None:
+    """The main cell whose fits sensitivity cell ``cell`` reads under other settings, when
+    the two differ only in parameters the learner declares prediction-only
+    (``PREDICT_ONLY``, e.g. GPOR's ``ordinal_predict``: the fit does not depend on it) and
+    the protocol can read one fit under several (``run_rereads``): the workflow computes such
+    a cell's trials in its main cell's job, from the same fits (bit for bit what it would
+    compute on its own; :mod:`.handoff`).  None otherwise."""
+    if not cell.base:
+        return None
+    from ..protocols import PROTOCOLS
+
+    protocol = PROTOCOLS[exp.cfg.experiment.protocol]
+    if getattr(protocol, "run_rereads", None) is None:
+        return None
+    var, vc = exp.variant_of(cell)
+    main = exp.cell(cell.base)
+    only = getattr(protocol.estimators.get(main.estimator), "PREDICT_ONLY", ())
+    if var.cfg.experiment.protocol != exp.cfg.experiment.protocol or not only or vc.estimator != main.estimator:
+        return None
+    a, b = _fingerprint_payload(var, vc), _fingerprint_payload(exp, main)
+    if a["params"] == b["params"]:
+        return None  # the same computation: a twin (twin_cells), not a re-reading
+    for p in (a, b):
+        p["params"] = {k: v for k, v in p["params"].items() if k not in only}
+    return cell.base if a == b else None
+
+
+def rereads_of(exp: Experiment, cell_id: str) -> list[str]:
+    """The sensitivity cells that read main cell ``cell_id``'s fits (:func:`reread_of`)."""
+    found = exp.__dict__.get("_rereads")
+    if found is None:
+        found = {}
+        for c in exp.sensitivity_cells:
+            base = reread_of(exp, c)
+            if base is not None:
+                found.setdefault(base, []).append(c.id)
+        exp.__dict__["_rereads"] = found
+    return list(found.get(cell_id, []))
+
+
 def twin_cells(catalog: dict[str, "Experiment"], data: dict[str, str | None]) -> dict[tuple[str, str], tuple[str, str]]:
     """(experiment, cell) -> the (experiment, cell) of another experiment that computes exactly
     the same thing: the same fingerprint (config values, seeds, sizes, protocol and code:

@@ -51,8 +51,9 @@ def _one_blas_thread():
     return _THREADPOOLS[1].limit(limits=1, user_api="blas")
 
 
-def _run_one(protocol: str, spec: Spec, trial: int, where: str = ""):
-    """Trial ``trial`` of ``spec``: ``(trial, rows)``.  Any error, and any output of the learner
+def _run_one(protocol: str, spec: Spec, trial: int, where: str = "", others: list[Spec] | None = None):
+    """Trial ``trial`` of ``spec``: ``(trial, rows)``; with ``others`` (specs read off the same
+    fit, :func:`~rankrepro.pipeline.cells.reread_of`), ``(trial, (rows, [rows of each other]))``.  Any error, and any output of the learner
     its protocol cannot use (:mod:`.learner_checks`), is raised as one
     :class:`~rankrepro.pipeline.learner_checks.TrialFailed` line naming ``where`` (the
     experiment and cell), the trial and the learner."""
@@ -64,6 +65,8 @@ def _run_one(protocol: str, spec: Spec, trial: int, where: str = ""):
     from .targets import registered
 
     run = PROTOCOLS[protocol]  # imported first: its libraries are loaded before the limit is set
+    if others:
+        run = (lambda sp, _run=run.run_rereads: _run(sp, others))
     estimator = getattr(spec, "estimator", "")
     # a learner named by _target_ stands in the protocol's registry while its trial runs (also
     # in a worker process), and every learner by its checking class (the outputs the protocol
@@ -93,13 +96,22 @@ def default_data_path(exp: Experiment) -> str | None:
 
 def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[int] | None = None,
              backend: str = "loky", progress: Callable[[str], None] | None = None,
-             data_path: str | None = None, reuse: pd.DataFrame | None = None) -> pd.DataFrame:
+             data_path: str | None = None, reuse: pd.DataFrame | None = None,
+             rereads: dict[str, pd.DataFrame] | None = None) -> pd.DataFrame:
     """All trials of one cell as a tidy frame (one row per trial, metric and round).
 
     ``reuse``: for a sensitivity cell that only runs more trials than its main cell
     (:func:`~rankrepro.pipeline.cells.reused_trials`), the main cell's frame: its trials
-    are taken as they are (bit for bit what they would be here) and only the others run."""
+    are taken as they are (bit for bit what they would be here) and only the others run.
+    ``rereads``: a dict this fills, for a main cell whose fits other cells read under other
+    prediction settings (:func:`~rankrepro.pipeline.cells.rereads_of`), with each such
+    cell's frame, computed from this cell's fits (each trial fitted once)."""
     cell = exp.cell(cell_id)
+    readers = []
+    if rereads is not None and not cell.base and reuse is None:
+        from .cells import rereads_of
+
+        readers = [exp.cell(c) for c in rereads_of(exp, cell.id)]
     if data_path is None:
         data_path = default_data_path(exp)
     # a sensitivity cell runs its main cell under the variant config, on the main cell's
@@ -113,6 +125,9 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
         trials = [t for t in trials if t not in done]
     protocol = run_exp.cfg.experiment.protocol
     specs = [(trial_spec(run_exp, run_cell_, t, data_path), t) for t in trials]
+    # the readers' specs, trial by trial: the same trials, the same seeds (a sensitivity cell
+    # runs on its main cell's), their own prediction settings
+    other_specs = {t: [trial_spec(*exp.variant_of(r), t, data_path) for r in readers] for t in trials}
     t0 = time.perf_counter()
     results: dict[int, list] = {}
     report_every = max(1, len(trials) // 10)
@@ -124,9 +139,14 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
             workers_stop_with_the_job() if n_jobs != 1 else contextlib.nullcontext():
         par = Parallel(n_jobs=n_jobs, return_as="generator_unordered") if n_jobs != 1 else None
         where = f"{exp.name} [{exp.scale}] cell {cell.id}"
-        gen = (par(delayed(_run_one)(protocol, s, t, where) for s, t in specs) if par is not None
-               else (_run_one(protocol, s, t, where) for s, t in specs))
+        gen = (par(delayed(_run_one)(protocol, s, t, where, other_specs[t]) for s, t in specs) if par is not None
+               else (_run_one(protocol, s, t, where, other_specs[t]) for s, t in specs))
+        read: dict[str, dict[int, list]] = {r.id: {} for r in readers}
         for done, (t, rows) in enumerate(gen, start=1):
+            if readers:
+                rows, theirs = rows
+                for r, their_rows in zip(readers, theirs):
+                    read[r.id][t] = their_rows
             results[t] = rows
             if progress and (done % report_every == 0 or done == len(trials)):
                 el = time.perf_counter() - t0
@@ -134,18 +154,46 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
                 # the trials of a cell cost alike: the mean so far times those left
                 progress(f"{exp.name} [{exp.scale}] {cell.id}: {done}/{len(trials)} trials, {el:.1f}s elapsed, "
                          + (f"ETA {eta_text(el / done * left)}" if left else "done"))
+    df = _frame(exp, cell, results)
+    for r in readers:
+        rereads[r.id] = _frame(exp, r, read[r.id])
+    if kept is not None:
+        params = json.dumps(cell.params, sort_keys=True)
+        kept = kept.assign(cell=cell.id, params=params)
+        df = _typed(pd.concat([kept, df], ignore_index=True).sort_values("trial", kind="stable", ignore_index=True))
+    return df
+
+
+def _frame(exp: Experiment, cell: Cell, results: dict[int, list]) -> pd.DataFrame:
+    """One cell's tidy frame from its trials' rows."""
     params = json.dumps(cell.params, sort_keys=True)
     paper, artefact = exp.paper, exp.artefact  # read from the config once, not per row
     records = [(paper, artefact, cell.id, cell.algorithm, params, t, m, r, v)
                for t in sorted(results) for (m, r, v) in results[t]]
-    df = pd.DataFrame.from_records(records, columns=RESULT_COLUMNS)
-    if kept is not None:
-        kept = kept.assign(cell=cell.id, params=params)
-        df = pd.concat([kept, df], ignore_index=True).sort_values("trial", kind="stable", ignore_index=True)
+    return _typed(pd.DataFrame.from_records(records, columns=RESULT_COLUMNS))
+
+
+def _typed(df: pd.DataFrame) -> pd.DataFrame:
     df["trial"] = df["trial"].astype("int64")
     df["round"] = df["round"].astype("Int64")
     df["value"] = df["value"].astype("float64")
     return df
+
+
+def from_reread(exp: Experiment, cell_id: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """A cell's results as its main cell's job computed them from the same fits
+    (:func:`~rankrepro.pipeline.cells.reread_of`), checked to be this cell's rows, with its
+    parameters and exactly its trials."""
+    cell = exp.cell(cell_id)
+    rows = frame[RESULT_COLUMNS]
+    var, var_cell = exp.variant_of(cell)
+    want = list(range(var.cell_trials(var_cell)))
+    params = json.dumps(cell.params, sort_keys=True)
+    if (set(rows["cell"]) != {cell.id} or sorted(set(rows["trial"])) != want or set(rows["params"]) != {params}
+            or set(rows["paper"]) != {exp.paper} or set(rows["artefact"]) != {exp.artefact}):
+        raise ValueError(f"{exp.name} {cell.id}: the frame handed over is not this cell's {len(want)} trials with "
+                         f"parameters {params} (cells {sorted(set(rows['cell']))}, trials {sorted(set(rows['trial']))})")
+    return rows.reset_index(drop=True)
 
 
 def from_twin(exp: Experiment, cell_id: str, frame: pd.DataFrame, twin_cell: str) -> pd.DataFrame:

@@ -44,13 +44,14 @@ def _waiting(exp) -> dict[str, list[str]]:
     workflow asks for every cell's priority)."""
     found = exp.__dict__.get("_waiting_cells")
     if found is None:
-        from .cells import reused_trials
+        from .cells import reread_of, reused_trials
 
         found = {}
         for c in exp.sensitivity_cells:
             hit = reused_trials(exp, c)
-            if hit is not None:
-                found.setdefault(hit[0], []).append(c.id)
+            base = hit[0] if hit is not None else reread_of(exp, c)
+            if base is not None:
+                found.setdefault(base, []).append(c.id)
         exp.__dict__["_waiting_cells"] = found
     return found
 

@@ -85,10 +85,25 @@ def stale_cells(exp: Experiment, root: Path = Path(".")) -> list[str]:
     return out
 
 
+def reused_cells(catalog: dict[str, Experiment], exp: Experiment) -> set[str]:
+    """The cells of ``exp`` whose results the workflow takes from another cell's job instead
+    of computing them on their own: trials taken over (:func:`.cells.reused_trials`), fits
+    read under other prediction settings (:func:`.cells.reread_of`) and twins
+    (:func:`.cells.twin_cells`)."""
+    from ..data.status import data_status
+    from .cells import reread_of, reused_trials, twin_cells
+
+    out = {c.id for c in exp.sensitivity_cells if reused_trials(exp, c) or reread_of(exp, c)}
+    used = {n: (data_status(e.cfg.dataset.source, probe=False).used if e.cfg.dataset.source else None)
+            for n, e in catalog.items()}
+    return out | {cid for (name, cid) in twin_cells(catalog, used) if name == exp.name}
+
+
 def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False,
-         root: Path = Path("."), stale: bool = False) -> Plan:
+         root: Path = Path("."), stale: bool = False, reused: bool = False) -> Plan:
     """The cells to check: of the named experiments (all by default), every committed cell
-    (``every``), those whose fingerprint is stale (``stale``: after a code change), or the
+    (``every``), those whose fingerprint is stale (``stale``: after a code change), those the
+    workflow takes from another cell's job (``reused``: each recomputed on its own), or the
     cheapest one of each."""
     from ..data.status import data_status
 
@@ -112,6 +127,11 @@ def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: 
         if stale:
             st = set(stale_cells(exp, root))
             cells = [c for c in cells if c in st]
+            if not cells:
+                continue
+        elif reused:
+            mine = reused_cells(catalog, exp)
+            cells = [c for c in cells if c in mine]
             if not cells:
                 continue
         elif not every:
@@ -173,7 +193,9 @@ def compare(got: pd.DataFrame, want: pd.DataFrame) -> tuple[bool, int, int, floa
     return (n_diff == 0 and not problem), int(len(both)), n_diff, max_abs, max_rel, problem
 
 
-def _check(exp: Experiment, cell_id: str, root: str, scratch: str) -> CellCheck:
+def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool = False) -> CellCheck:
+    """Recompute one cell and compare it with the committed one; ``alone``: every trial
+    computed here, none taken over from the committed main cell."""
     from ..io import write_parquet
     from .runner import default_data_path, run_cell
     from .cells import reused_trials
@@ -181,7 +203,7 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str) -> CellCheck:
     t0 = time.process_time()
     rootp = Path(root)
     want = read_cell(committed_cell(exp, cell_id, rootp))
-    hit = reused_trials(exp, exp.cell(cell_id))
+    hit = None if alone else reused_trials(exp, exp.cell(cell_id))
     reuse = read_cell(committed_cell(exp, hit[0], rootp)) if hit else None
     data_path = default_data_path(exp)
     got = run_cell(exp, cell_id, n_jobs=1, data_path=data_path, reuse=reuse)
@@ -194,14 +216,14 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str) -> CellCheck:
 
 def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False, jobs: int = 1,
         record: bool = False, root: str | os.PathLike = ".", scratch: str | os.PathLike | None = None,
-        echo=print, stale: bool = False) -> list[CellCheck]:
+        echo=print, stale: bool = False, reused: bool = False) -> list[CellCheck]:
     """Check the planned cells (in ``jobs`` processes), print a line per cell and the table,
     and, with ``record``, tell the committed files (see the module docstring)."""
     from joblib import Parallel, delayed
 
     rootp = Path(root)
     scratch = Path(scratch) if scratch is not None else rootp / SCRATCH
-    p = plan(catalog, names, every, rootp, stale=stale)
+    p = plan(catalog, names, every, rootp, stale=stale, reused=reused)
     for name, why in sorted(p.skipped.items()):
         echo(f"not verified: {name}: {why}")
     echo(f"verifying {len(p.cells)} cell(s) of {len({e.name for e, _ in p.cells})} artefact(s) at paper scale "
@@ -209,8 +231,8 @@ def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: b
     checks: list[CellCheck] = []
     t0 = time.perf_counter()
     gen = (Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(_check)(e, c, str(rootp), str(scratch)) for e, c in p.cells) if jobs != 1
-        else (_check(e, c, str(rootp), str(scratch)) for e, c in p.cells))
+        delayed(_check)(e, c, str(rootp), str(scratch), reused) for e, c in p.cells) if jobs != 1
+        else (_check(e, c, str(rootp), str(scratch), reused) for e, c in p.cells))
     for k, chk in enumerate(gen, start=1):
         checks.append(chk)
         what = "identical" if chk.identical else (

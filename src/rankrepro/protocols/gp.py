@@ -60,9 +60,36 @@ def gp_fit(spec: GPSpec):
 
 def gp_trial(spec: GPSpec) -> list[tuple[str, int | None, float]]:
     fit, Y, test, seconds, n_ranks = gp_fit(spec)
+    return _rows(fit, fit.pred, Y, test, seconds, n_ranks)
+
+
+def gp_trial_rereads(spec: GPSpec, others: list[GPSpec]) -> tuple[list, list[list]]:
+    """One fit, read under ``spec``'s prediction rule and under each of ``others``' (specs
+    that differ from ``spec`` in the estimator's prediction-only parameters alone,
+    ``GPModel.PREDICT_ONLY``): ``spec``'s rows and each other's, as :func:`gp_trial` gives
+    them for each spec (its ``fit_seconds`` the one fit's)."""
+    only = GP[spec.estimator].PREDICT_ONLY
+    for o in others:
+        if _shared(o, only) != _shared(spec, only):
+            raise ValueError(f"a spec to read off the fit of {spec.estimator} differs in more than {', '.join(only)}")
+    fit, Y, test, seconds, n_ranks = gp_fit(spec)
+    rule = lambda sp: sp.params.get("ordinal_predict", "mode")  # noqa: E731 - the estimator's default
+    return (_rows(fit, fit.preds[rule(spec)], Y, test, seconds, n_ranks),
+            [_rows(fit, fit.preds[rule(o)], Y, test, seconds, n_ranks) for o in others])
+
+
+def _shared(spec: GPSpec, only: tuple[str, ...]) -> tuple:
+    """What a fit depends on: the spec without its prediction-only parameters."""
+    ss = spec.data_seed
+    return (spec.estimator, sorted((k, repr(v)) for k, v in spec.params.items() if k not in only), spec.builder,
+            repr(sorted(spec.builder_params.items())), spec.data_path, spec.max_users, spec.max_steps,
+            repr(ss.entropy), tuple(ss.spawn_key), ss.pool_size)
+
+
+def _rows(fit, preds, Y, test, seconds, n_ranks) -> list[tuple[str, int | None, float]]:
     mae, zo = [], []
     pooled_pred, pooled_truth = [], []
-    for u, pred in enumerate(fit.pred):
+    for u, pred in enumerate(preds):
         truth = Y[u, test]
         seen = truth > 0
         if seen.any():
@@ -98,6 +125,10 @@ class CollabGP(Protocol):
 
     def run(self, spec: GPSpec):
         return gp_trial(spec)
+
+    def run_rereads(self, spec: GPSpec, others: list[GPSpec]):
+        """``spec``'s rows and those of ``others``, read off one fit (:func:`gp_trial_rereads`)."""
+        return gp_trial_rereads(spec, others)
 
     def size_text(self, exp) -> str:
         return f"{exp.n_trials} random draws of the training items"
