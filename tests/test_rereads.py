@@ -138,4 +138,7 @@ def test_verify_reused_recomputes_the_taken_cells_on_their_own(yu_paper, tmp_pat
     if p.skipped:
         pytest.skip(f"the data are not preprocessed here: {p.skipped}")
     assert {c for _, c in p.cells} == mine
+    some = verify.plan({yu_paper.name: yu_paper}, [yu_paper.name], root=tmp_path, reused=True,
+                       patterns=["*~ordinal_predict=*"])
+    assert {c for _, c in some.cells} == {c for c in mine if "ordinal_predict" in c} and len(some.cells) == 8
     assert not verify.plan({yu_paper.name: yu_paper}, [yu_paper.name], root=tmp_path).cells[0][1] in mine

@@ -40,7 +40,7 @@ def _verify(args) -> int:
 
         return 1 if check(catalog, jobs=args.jobs, names=args.experiments or None) else 0
     checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,
-                 stale=args.stale, reused=args.reused)
+                 stale=args.stale, reused=args.reused, patterns=args.cells)
     return 0 if all(c.identical for c in checks) else 1
 
 

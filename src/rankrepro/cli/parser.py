@@ -112,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
                "  rankrepro verify harrington2003/table1 --all     # every cell of one artefact\n"
                "  rankrepro verify --stale --jobs 2 --record       # after a code change: the cells it touched\n"
                "  rankrepro verify yu2006/tables --reused          # cells taken from another cell's job, alone\n"
+               "  rankrepro verify yu2006/tables --reused --cells '*ordinal_predict=*'  # of those, these\n"
                "  rankrepro verify --all --jobs 2 --record         # everything; tell the committed files\n"
                "  rankrepro verify --records --jobs 2              # every record against its cells (make verify, first)")
     v.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: all)")
@@ -121,6 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--reused", action="store_true",
                    help="the cells the workflow takes from another cell's job (trials taken over, fits read under "
                         "another prediction rule, twins), each recomputed on its own")
+    v.add_argument("--cells", nargs="+", metavar="PATTERN",
+                   help="only the cells whose id matches one of these shell patterns (e.g. '*~ordinal_predict=*')")
     v.add_argument("--jobs", "-j", type=int, default=1, help="cells checked in parallel (default: 1)")
     v.add_argument("--records", action="store_true",
                    help="instead of recomputing cells: check every committed record against its cells (each cell's "

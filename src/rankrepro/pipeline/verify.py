@@ -100,7 +100,8 @@ def reused_cells(catalog: dict[str, Experiment], exp: Experiment) -> set[str]:
 
 
 def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False,
-         root: Path = Path("."), stale: bool = False, reused: bool = False) -> Plan:
+         root: Path = Path("."), stale: bool = False, reused: bool = False,
+         patterns: list[str] | None = None) -> Plan:
     """The cells to check: of the named experiments (all by default), every committed cell
     (``every``), those whose fingerprint is stale (``stale``: after a code change), those the
     workflow takes from another cell's job (``reused``: each recomputed on its own), or the
@@ -121,6 +122,10 @@ def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: 
                 out.skipped[name] = f"data set {st.used} not preprocessed yet (run `snakemake data`)"
                 continue
         cells = [c.id for c in exp.all_cells if committed_cell(exp, c.id, root).is_file()]
+        if patterns:  # only the cells whose id matches one of the shell patterns
+            from fnmatch import fnmatchcase
+
+            cells = [c for c in cells if any(fnmatchcase(c, pat) for pat in patterns)]
         if not cells:
             out.skipped[name] = "no committed cells"
             continue
@@ -216,14 +221,14 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool =
 
 def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False, jobs: int = 1,
         record: bool = False, root: str | os.PathLike = ".", scratch: str | os.PathLike | None = None,
-        echo=print, stale: bool = False, reused: bool = False) -> list[CellCheck]:
+        echo=print, stale: bool = False, reused: bool = False, patterns: list[str] | None = None) -> list[CellCheck]:
     """Check the planned cells (in ``jobs`` processes), print a line per cell and the table,
     and, with ``record``, tell the committed files (see the module docstring)."""
     from joblib import Parallel, delayed
 
     rootp = Path(root)
     scratch = Path(scratch) if scratch is not None else rootp / SCRATCH
-    p = plan(catalog, names, every, rootp, stale=stale, reused=reused)
+    p = plan(catalog, names, every, rootp, stale=stale, reused=reused, patterns=patterns)
     for name, why in sorted(p.skipped.items()):
         echo(f"not verified: {name}: {why}")
     echo(f"verifying {len(p.cells)} cell(s) of {len({e.name for e, _ in p.cells})} artefact(s) at paper scale "
