@@ -81,49 +81,46 @@ def current(recs: dict[str, dict]) -> list[str]:
     return out
 
 
+def _end_load(r: dict) -> str:
+    """The load average a pipeline record names: taken when the record was written, i.e. as
+    the run ended (scripts/bench_pipeline.py stamps it then)."""
+    a = r.get("load_average_start")
+    return f"load average {a[0]:.2f} as it ended" if a else "load average not recorded"
+
+
 def before_after(recs: dict[str, dict]) -> list[str]:
-    """The paper-scale run of this commit against an earlier commit's run by the same script
-    (``--rev``) on the same day: core-minutes by paper and kind of cell, and the wall time."""
+    """The paper-scale run of this commit against earlier commits' runs by the same script
+    (``--rev``), one after the other on the same machine: the comparison the after record
+    keeps (scripts/bench_pipeline.py, ``compare``)."""
     after = recs.get("pipeline-paper.json")
-    befores = sorted((r for n, r in recs.items() if n.startswith("pipeline-paper-") and after
-                      and r.get("date") == after.get("date")), key=lambda r: r["commit"])
-    if not after or not befores:
+    if not after or not after.get("before_after"):
         return []
     out = []
-    for before in befores:
-        wb, wa = before.get("where") or {}, after.get("where") or {}
-        out += [f"Before and after, the same script on the same machine and day ({after['date']}): commit "
-                f"`{before['commit']}` (`{before['command']}`; {_load(before)}) against `{after['commit']}` "
-                f"(`{after['command']}`; {_load(after)}). Core-minutes are the CPU time of every job's process; "
-                "the Elsas et al. experiments of the `letor_seeds` protocol (added after the earlier commit) are "
-                "counted on their own row.", "",
-                "| paper | main cells, before | main cells, after | sensitivity cells, before | "
+    for c in after["before_after"]:
+        load = f"load average {c['before_load_at_end']:.2f} as it ended" if c.get("before_load_at_end") else ""
+        out += [f"Before and after, the same script on the same machine, one run after the other: commit "
+                f"`{c['before_commit']}` ({c['before_date']}, `{c['before_command']}`; {load}) against "
+                f"`{after['commit']}` ({after['date']}, `{after['command']}`; {_end_load(after)}). Core-minutes "
+                "are the CPU time of every job's process; the Elsas et al. experiments of the `letor_seeds` "
+                "protocol (added after the earlier commit, replacing its by-fold LETOR cells) are on their own row.",
+                "", "| paper | main cells, before | main cells, after | sensitivity cells, before | "
                 "sensitivity cells, after | cell jobs, before | cell jobs, after | core-minutes, after / before |",
                 "|---|---|---|---|---|---|---|---|"]
-        pb, pa = wb.get("papers", {}), wa.get("papers", {})
-        tb = ta = 0.0
-        for p in sorted(set(pb) | set(pa)):
-            b, a = pb.get(p), pa.get(p)
-            cb = b["main"] + b["sensitivity"] if b else None
-            ca = a["main"] + a["sensitivity"] if a else None
-            tb += cb or 0.0
-            ta += ca or 0.0
-            cell = lambda v, k: _num(v[k]) if v else "-"  # noqa: E731
-            ratio = f"{ca / cb:.2f}" if cb and ca else "-"
-            out.append(f"| {p} | {cell(b, 'main')} | {cell(a, 'main')} | {cell(b, 'sensitivity')} | "
-                       f"{cell(a, 'sensitivity')} | {b['jobs'] if b else '-'} | {a['jobs'] if a else '-'} | {ratio} |")
-        ob, oa = wb.get("other_min", 0.0), wa.get("other_min", 0.0)
-        out.append(f"| records, figures, comparisons, report | {_num(ob)} | {_num(oa)} | | | {wb.get('other_jobs', '-')} "
-                   f"| {wa.get('other_jobs', '-')} | {oa / ob:.2f} |" if ob else "")
-        seeds = [p for p in pa if p.endswith("(LETOR seeds)")]
-        sa = sum(pa[p]["main"] + pa[p]["sensitivity"] for p in seeds)
-        tb, ta = tb + ob, ta + oa
-        out += [f"| **all** | | | | | {before['jobs']} | {after['jobs']} | **{ta / tb:.2f}** "
-                f"({_num(tb)} -> {_num(ta)}) |", "",
-                f"Without the `letor_seeds` experiments: {_num(tb)} -> {_num(ta - sa)} core-minutes "
-                f"({(ta - sa) / tb:.2f}); they add {_num(sa)}. Wall time on {after['cores']} cores: "
-                f"{_num(before['wall_s'] / 60)} -> {_num(after['wall_s'] / 60)} min "
-                f"({after['wall_s'] / before['wall_s']:.2f}).", ""]
+        for r in c["rows"]:
+            b, a = r["before"], r["after"]
+            v = lambda x, k: _num(x[k]) if x else "-"  # noqa: E731
+            ratio = f"{r['ratio']:.2f}" if r["ratio"] is not None else "-"
+            out.append(f"| {r['paper']} | {v(b, 'main')} | {v(a, 'main')} | {v(b, 'sensitivity')} | "
+                       f"{v(a, 'sensitivity')} | {b['jobs'] if b else '-'} | {a['jobs'] if a else '-'} | {ratio} |")
+        orat = f"{c['other_ratio']:.2f}" if c.get("other_ratio") is not None else "-"
+        out += [f"| records, figures, comparisons, report | {_num(c['other_before'])} | {_num(c['other_after'])} "
+                f"| | | {c['other_jobs_before']} | {c['other_jobs_after']} | {orat} |",
+                f"| **all** | | | | | {c['jobs_before']} | {c['jobs_after']} | **{c['ratio']:.2f}** "
+                f"({_num(c['total_before'])} -> {_num(c['total_after'])}) |", "",
+                f"Without the `letor_seeds` experiments: {_num(c['total_before'])} -> "
+                f"{_num(c['total_after_without_seeds'])} core-minutes ({c['ratio_without_seeds']:.2f}); they add "
+                f"{_num(c['seeds_after'])}. Wall time on {after['cores']} cores: {_num(c['wall_before_min'])} -> "
+                f"{_num(c['wall_after_min'])} min ({c['wall_ratio']:.2f}).", ""]
     return out
 
 

@@ -214,6 +214,49 @@ def _twins(jobs: list[dict], scale: str) -> set:
     return set(twin_cells(cat, used))
 
 
+def compare(before: dict, after: dict) -> dict:
+    """The numbers of a before/after table (two records of this script at one scale): per row
+    of the breakdown, core-minutes of the main and sensitivity cells and cell jobs before and
+    after and their ratio; the jobs that run no trial; the totals, with and without the
+    ``letor_seeds`` experiments; the wall times.  Kept in the after record, so that the page
+    (scripts/bench_page.py) prints numbers a record holds."""
+    wb, wa = before.get("where") or {}, after.get("where") or {}
+    pb, pa = wb.get("papers", {}), wa.get("papers", {})
+    rows = []
+    for p in sorted(set(pb) | set(pa)):
+        b, a = pb.get(p), pa.get(p)
+        cb = b["main"] + b["sensitivity"] if b else None
+        ca = a["main"] + a["sensitivity"] if a else None
+        rows.append({"paper": p, "before": b, "after": a, "ratio": ca / cb if cb and ca else None})
+    ob, oa = wb.get("other_min", 0.0), wa.get("other_min", 0.0)
+    tb = sum(v["main"] + v["sensitivity"] for v in pb.values()) + ob
+    ta = sum(v["main"] + v["sensitivity"] for v in pa.values()) + oa
+    seeds = sum(v["main"] + v["sensitivity"] for p, v in pa.items() if p.endswith(SEEDS))
+    return {"before_commit": before["commit"], "before_date": before["date"], "before_command": before["command"],
+            "before_load_at_end": (before.get("load_average_start") or [None])[0],
+            "rows": rows, "other_before": ob, "other_after": oa, "other_jobs_before": wb.get("other_jobs"),
+            "other_jobs_after": wa.get("other_jobs"), "other_ratio": oa / ob if ob else None,
+            "total_before": tb, "total_after": ta, "ratio": ta / tb, "seeds_after": seeds,
+            "total_after_without_seeds": ta - seeds, "ratio_without_seeds": (ta - seeds) / tb,
+            "jobs_before": before["jobs"], "jobs_after": after["jobs"],
+            "wall_before_min": before["wall_s"] / 60, "wall_after_min": after["wall_s"] / 60,
+            "wall_ratio": after["wall_s"] / before["wall_s"]}
+
+
+def add_comparisons(folder: Path, scale: str = "paper") -> list[str]:
+    """Put into ``pipeline-<scale>.json`` the comparison with every ``pipeline-<scale>-<rev>.json``
+    beside it (:func:`compare`); returns the commits compared with."""
+    after_path = folder / f"pipeline-{scale}.json"
+    if not after_path.is_file():
+        return []
+    after = json.loads(after_path.read_text())
+    comps = [compare(json.loads(p.read_text()), after)
+             for p in sorted(folder.glob(f"pipeline-{scale}-*.json"))]
+    after["before_after"] = comps
+    after_path.write_text(json.dumps(after, indent=1) + "\n")
+    return [c["before_commit"] for c in comps]
+
+
 def _wall(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
 
@@ -272,10 +315,19 @@ def main() -> None:
     ap.add_argument("--from-jobs", type=Path, metavar="JOBS_JSONL",
                     help="summarise a kept run's job times again (with --wall-s, its wall time) instead of running")
     ap.add_argument("--wall-s", type=float, help="the wall time of the run given by --from-jobs")
+    ap.add_argument("--compare", action="store_true",
+                    help="only put into docs/bench/pipeline-<scale>.json its comparison with the earlier commits' "
+                         "records beside it (pipeline-<scale>-<rev>.json); a paper-scale run does it at its end")
     ap.add_argument("--rev", help="run an earlier commit's workflow (its record: docs/bench/pipeline-<scale>-<rev>.json; "
                                   "nothing else written)")
     a = ap.parse_args()
     a.no_write = a.no_write or bool(a.batch_cells)
+    if a.compare:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_common import RECORDS
+
+        print(f"compared with: {', '.join(add_comparisons(RECORDS, a.scale)) or 'no earlier record'}")
+        return
     if a.rev:
         a.rev = subprocess.run(["git", "rev-parse", "--short", a.rev], cwd=ROOT, capture_output=True, text=True,
                                check=True).stdout.strip()
@@ -332,6 +384,9 @@ def main() -> None:
             "command": f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores}", **stamp(),
             **({"from_jobs": str(a.from_jobs)} if a.from_jobs else {}), **rec})
         print(f"{path.relative_to(ROOT)} written")
+        done = add_comparisons(path.parent, a.scale)
+        if done:
+            print(f"{path.relative_to(ROOT)}: compared with {', '.join(done)}")
     if not a.no_write and a.scale == "paper":
         # the measured seconds order the next runs' cells (long first: rankrepro.pipeline.schedule)
         from rankrepro.pipeline.schedule import write_seconds
