@@ -76,3 +76,27 @@ def test_the_check_fails_on_a_page_that_differs(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_page.py"), "--check", "--page", str(page)],
                        cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 1
+
+
+def test_the_before_after_comparison_is_computed_from_the_two_records():
+    """scripts/bench_pipeline.py's comparison of two paper-scale runs: per row and in all, the
+    letor_seeds experiments apart (counted after, not before), the wall-time ratio."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_pipeline as bp
+
+    def rec(commit, papers, other, wall, jobs):
+        return {"commit": commit, "date": "2026-11-26", "command": "c", "wall_s": wall, "jobs": jobs,
+                "where": {"papers": papers, "other_min": other, "other_jobs": 3}}
+
+    before = rec("aaaaaaa", {"yu2006": {"main": 4.0, "sensitivity": 26.0, "jobs": 108},
+                             "elsas2008": {"main": 6.0, "sensitivity": 2.0, "jobs": 46}}, 2.0, 2400.0, 600)
+    after = rec("bbbbbbb", {"yu2006": {"main": 3.0, "sensitivity": 18.0, "jobs": 108},
+                            "elsas2008": {"main": 1.0, "sensitivity": 0.0, "jobs": 4},
+                            "elsas2008" + bp.SEEDS: {"main": 5.0, "sensitivity": 3.0, "jobs": 40}}, 2.0, 1800.0, 598)
+    c = bp.compare(before, after)
+    rows = {r["paper"]: r for r in c["rows"]}
+    assert rows["yu2006"]["ratio"] == 21.0 / 30.0 and rows["elsas2008" + bp.SEEDS]["ratio"] is None
+    assert (c["total_before"], c["total_after"], c["seeds_after"]) == (40.0, 32.0, 8.0)
+    assert c["ratio_without_seeds"] == 24.0 / 40.0 and c["wall_ratio"] == 0.75
+    assert bp._seeds_experiments(ROOT) >= {"elsas2008/table5", "elsas2008/fig1", "elsas2008/table4_ohsumed"}
+    assert "elsas2008/sec3_table" not in bp._seeds_experiments(ROOT)
