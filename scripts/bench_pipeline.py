@@ -46,6 +46,8 @@ def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bo
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
     if rev:
         subprocess.run(["git", "checkout", "-q", "--detach", rev], cwd=clone, check=True)
+    ran = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True,
+                         check=True).stdout.strip()
     seeds = _seeds_experiments(clone)
     # a clean results folder: nothing committed counts as done
     for d in ("results", "figures", "runs"):
@@ -88,8 +90,8 @@ def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bo
     else:
         shutil.rmtree(tmp, ignore_errors=True)
     r = summarize(jobs, wall, rewall, scale, cores, batch, repeat, seeds=seeds, twins=not rev)
-    r["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT if not rev else None,
-                                 capture_output=True, text=True).stdout.strip() if not rev else rev
+    # the commit the clone ran (ROOT's HEAD may move while a run of an hour goes on)
+    r["commit"] = rev or ran
     return r
 
 
@@ -350,7 +352,7 @@ def main() -> None:
         w = r.get("where") or {}
         rec["core_minutes_every_job"] = sum(v["main"] + v["sensitivity"] for v in w["papers"].values()) + w["other_min"]
         st = stamp()
-        st["commit_of_script"] = st.get("commit")
+        st["commit_of_script"] = st.get("commit")  # the checkout's HEAD when the run ended
         st["commit"] = a.rev
         path = write_record(f"pipeline-{a.scale}-{a.rev}.json", {
             "about": f"scripts/bench_pipeline.py --rev {a.rev}: the workflow of commit {a.rev} from a clean results "
@@ -379,9 +381,12 @@ def main() -> None:
         if w:
             rec["core_minutes_every_job"] = sum(v["main"] + v["sensitivity"] for v in w["papers"].values()) + w[
                 "other_min"]
+        st = stamp()
+        if r.get("commit"):  # the commit the clone ran, not the checkout's HEAD when the run ended
+            st["commit"] = r["commit"]
         path = write_record(f"pipeline-{a.scale}.json", {
             "about": "scripts/bench_pipeline.py: the whole pipeline from a clean results folder in a fresh clone",
-            "command": f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores}", **stamp(),
+            "command": f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores}", **st,
             **({"from_jobs": str(a.from_jobs)} if a.from_jobs else {}), **rec})
         print(f"{path.relative_to(ROOT)} written")
         done = add_comparisons(path.parent, a.scale)
