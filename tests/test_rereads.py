@@ -93,8 +93,14 @@ def test_the_jobs_hand_the_frame_over(yu, tmp_path, monkeypatch):
     from rankrepro.pipeline.handoff import handoff_path
     from rankrepro.pipeline.runner import default_data_path
 
+    from rankrepro.pipeline.catalog import load_resolved, write_resolved
+
     monkeypatch.setenv("RANKREPRO_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr("rankrepro.jobs._load", lambda name, scale, config_dir, sensitivity=False: yu)
+    # the jobs read the resolved config as the workflow wrote it, each with the variants it asks for
+    resolved = tmp_path / "resolved.yaml"
+    write_resolved(yu, resolved)
+    monkeypatch.setattr("rankrepro.jobs._load", lambda name, scale, config_dir, sensitivity=True:
+                        load_resolved(resolved, name, scale, sensitivity=sensitivity))
     data = default_data_path(yu)
     cells = tmp_path / "cells"
     main = "gpor-n_items100"

@@ -101,6 +101,10 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
+    if not variant and not twin and not reuse and _may_be_read(exp):
+        # a main cell whose fits other cells may read (pipeline.cells.reread_of) needs the
+        # variants to know them
+        exp = _load(experiment, scale, config_dir, sensitivity=True)
     logger = _logger(log)
     size = cell_size_text(exp, cell)
     logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else "")
@@ -146,6 +150,15 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
         left = leave(exp, readers, data_path, skip=_current_cells(exp, readers, Path(output).parent, data_path))
         if left:
             logger(f"{experiment} [{scale}] {cell}: the same fits read for {', '.join(left)} (left for their jobs)")
+
+
+def _may_be_read(exp) -> bool:
+    """Whether other cells of ``exp`` may read its main cells' fits: its protocol reads one fit
+    under several specs and it has open protocol choices."""
+    from .protocols import PROTOCOLS
+
+    return (getattr(PROTOCOLS[exp.cfg.experiment.protocol], "run_rereads", None) is not None
+            and bool(exp.cfg.experiment.get("sensitivity")))
 
 
 def _current_cells(exp, ids, folder: Path, data_path: str | None) -> set[str]:
