@@ -343,25 +343,7 @@ def main() -> None:
     md = markdown(r)
     print(md)
     doc = ROOT / "docs" / "benchmarks.md"
-    if a.rev and not a.no_write:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from bench_common import stamp, write_record
-
-        rec = {k: v for k, v in r.items() if k != "jobs_raw"}
-        rec["core_minutes_all"] = sum(r["core_minutes"].values())
-        w = r.get("where") or {}
-        rec["core_minutes_every_job"] = sum(v["main"] + v["sensitivity"] for v in w["papers"].values()) + w["other_min"]
-        st = stamp()
-        st["commit_of_script"] = st.get("commit")  # the checkout's HEAD when the run ended
-        st["commit"] = a.rev
-        path = write_record(f"pipeline-{a.scale}-{a.rev}.json", {
-            "about": f"scripts/bench_pipeline.py --rev {a.rev}: the workflow of commit {a.rev} from a clean results "
-                     "folder in a fresh clone, timed by this script",
-            "command": f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores} --rev {a.rev}", **st,
-            **rec})
-        print(f"{path.relative_to(ROOT)} written")
-        return
-    if not a.no_write and doc.is_file():
+    if not a.no_write and not a.rev and doc.is_file():
         text = doc.read_text()
         block = f"{START}\n<!-- scale {a.scale} -->\n{md}\n{END}"
         if START in text:
@@ -371,7 +353,8 @@ def main() -> None:
             text = text.rstrip() + "\n\n## The whole pipeline\n\n" + block + "\n"
         doc.write_text(text)
     if not a.no_write:
-        # the record scripts/bench_page.py reads (the top of docs/benchmarks.md)
+        # the record scripts/bench_page.py reads (the top of docs/benchmarks.md); an earlier
+        # commit's run (--rev) gets its own, and nothing else is written
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from bench_common import stamp, write_record
 
@@ -383,12 +366,16 @@ def main() -> None:
                 "other_min"]
         st = stamp()
         if r.get("commit"):  # the commit the clone ran, not the checkout's HEAD when the run ended
-            st["commit"] = r["commit"]
-        path = write_record(f"pipeline-{a.scale}.json", {
-            "about": "scripts/bench_pipeline.py: the whole pipeline from a clean results folder in a fresh clone",
-            "command": f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores}", **st,
-            **({"from_jobs": str(a.from_jobs)} if a.from_jobs else {}), **rec})
+            st["commit_of_script"], st["commit"] = st.get("commit"), r["commit"]
+        cmd = f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores}" + (f" --rev {a.rev}" if a.rev else "")
+        about = (f"scripts/bench_pipeline.py --rev {a.rev}: the workflow of commit {a.rev} from a clean results folder "
+                 "in a fresh clone, timed by this script" if a.rev else
+                 "scripts/bench_pipeline.py: the whole pipeline from a clean results folder in a fresh clone")
+        path = write_record(f"pipeline-{a.scale}-{a.rev}.json" if a.rev else f"pipeline-{a.scale}.json", {
+            "about": about, "command": cmd, **st, **({"from_jobs": str(a.from_jobs)} if a.from_jobs else {}), **rec})
         print(f"{path.relative_to(ROOT)} written")
+        if a.rev:
+            return
         done = add_comparisons(path.parent, a.scale)
         if done:
             print(f"{path.relative_to(ROOT)}: compared with {', '.join(done)}")

@@ -163,9 +163,9 @@ def _may_be_read(exp) -> bool:
 
 def _current_cells(exp, ids, folder: Path, data_path: str | None) -> set[str]:
     """Which of the cells ``ids`` have current results in ``folder`` (no job will run them)."""
-    from .pipeline.freshness import is_current, manifest_identity
+    from .pipeline.freshness import data_path_identity, is_current
 
-    data_id = (manifest_identity(Path(data_path).with_name("manifest.json")) or "") if data_path else ""
+    data_id = data_path_identity(data_path)
     return {c for c in ids if is_current(exp, c, data_id, folder / f"{c}.fingerprint", folder / f"{c}.parquet")}
 
 
@@ -180,7 +180,7 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
     from .pipeline.runner import run_cell
 
     from .pipeline.batchcache import cell_prints, reusable_frames, write_cells_index
-    from .pipeline.freshness import manifest_identity
+    from .pipeline.freshness import data_path_identity
 
     exp = _load(experiment, scale, config_dir)
     logger = _logger(log)
@@ -190,7 +190,7 @@ def job_run_all_cells(experiment: str, scale: str, config_dir: str, output: str,
         check_processed(data[0])
     # the cells computed before from the same fingerprint and data are taken from the existing
     # file (pipeline/batchcache.py): an edit of one cell recomputes that cell only
-    data_id = (manifest_identity(Path(data[0]).with_name("manifest.json")) or "") if data else ""
+    data_id = data_path_identity(data[0] if data else None)
     prints = cell_prints(exp)
     kept = reusable_frames(exp, output, data_id, prints) if reuse_cells else {}
     logger(f"{experiment} [{scale}]: {len(exp.all_cells)} cells in one job"

@@ -44,6 +44,12 @@ def data_identity(used: str | None, root: str | os.PathLike = ".") -> str | None
     return manifest_identity(Path(root) / "data" / "processed" / used / "manifest.json")
 
 
+def data_path_identity(data_path: str | None) -> str:
+    """:func:`data_identity` of the processed data file a job runs on (``data/processed/<name>/data.npz``;
+    "" for generated data or a data set without a manifest)."""
+    return (manifest_identity(Path(data_path).with_name("manifest.json")) or "") if data_path else ""
+
+
 def manifest_identity(manifest: Path) -> str | None:
     if not manifest.is_file():
         return None
@@ -152,7 +158,7 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
 
 def write_fingerprint(exp: Experiment, cell_id: str, data_path: str | None, path: str | os.PathLike) -> None:
     """The fingerprint file of a cell just computed (``data_path``: its processed data)."""
-    data_id = manifest_identity(Path(data_path).with_name("manifest.json")) if data_path else ""
+    data_id = data_path_identity(data_path)
     # the results' bytes too: a results file edited or replaced afterwards is rerun (is_current)
     digest = hashlib.sha256(Path(path).with_suffix(".parquet").read_bytes()).hexdigest()
     write_text(path, fingerprint_text(exp, cell_id, data_id or "", digest))  # atomic: no partial file on a full disk

@@ -24,18 +24,13 @@ from pathlib import Path
 
 from .catalog import default_cache_dir
 from .cells import Experiment, cell_fingerprint
-
-
-def _data_id(data_path: str | None) -> str:
-    from .freshness import manifest_identity
-
-    return (manifest_identity(Path(data_path).with_name("manifest.json")) or "") if data_path else ""
+from .freshness import data_path_identity
 
 
 def handoff_path(exp: Experiment, cell_id: str, data_path: str | None, cache_dir: str | os.PathLike | None = None) -> Path:
     """Where the frame of reader ``cell_id`` computed on ``data_path`` is left."""
     key = json.dumps([exp.name, exp.scale, cell_id, cell_fingerprint(*exp.variant_of(exp.cell(cell_id))),
-                      _data_id(data_path)])
+                      data_path_identity(data_path)])
     digest = hashlib.sha256(key.encode()).hexdigest()[:32]
     return Path(cache_dir or default_cache_dir()) / "rereads" / f"{digest}.parquet"
 

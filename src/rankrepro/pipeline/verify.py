@@ -85,18 +85,27 @@ def stale_cells(exp: Experiment, root: Path = Path(".")) -> list[str]:
     return out
 
 
-def reused_cells(catalog: dict[str, Experiment], exp: Experiment) -> set[str]:
+def reused_cells(catalog: dict[str, Experiment], exp: Experiment, twins: set | None = None) -> set[str]:
     """The cells of ``exp`` whose results the workflow takes from another cell's job instead
     of computing them on their own: trials taken over (:func:`.cells.reused_trials`), fits
     read under other prediction settings (:func:`.cells.reread_of`) and twins
-    (:func:`.cells.twin_cells`)."""
-    from ..data.status import data_status
-    from .cells import reread_of, reused_trials, twin_cells
+    (:func:`.cells.twin_cells`; ``twins``: its (experiment, cell) pairs over ``catalog``,
+    found here when not given)."""
+    from .cells import reread_of, reused_trials
 
     out = {c.id for c in exp.sensitivity_cells if reused_trials(exp, c) or reread_of(exp, c)}
+    if twins is None:
+        twins = _twins(catalog)
+    return out | {cid for (name, cid) in twins if name == exp.name}
+
+
+def _twins(catalog: dict[str, Experiment]) -> set:
+    from ..data.status import data_status
+    from .cells import twin_cells
+
     used = {n: (data_status(e.cfg.dataset.source, probe=False).used if e.cfg.dataset.source else None)
             for n, e in catalog.items()}
-    return out | {cid for (name, cid) in twin_cells(catalog, used) if name == exp.name}
+    return set(twin_cells(catalog, used))
 
 
 def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False,
@@ -110,6 +119,7 @@ def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: 
 
     out = Plan()
     seconds = _seconds()
+    twins = _twins(catalog) if reused else None  # over the whole catalog, once
     for name in names or sorted(catalog):
         exp = catalog[name]
         src = exp.cfg.dataset.source
@@ -135,7 +145,7 @@ def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: 
             if not cells:
                 continue
         elif reused:
-            mine = reused_cells(catalog, exp)
+            mine = reused_cells(catalog, exp, twins)
             cells = [c for c in cells if c in mine]
             if not cells:
                 continue
