@@ -218,6 +218,12 @@ def test_a_record_whose_content_is_unchanged_is_not_rewritten(tmp_path):
     path.write_text(path.read_text().replace('"another"', '"edited"'))
     assert write_sealed(path, moved)
     assert seal_problem(json.loads(path.read_text())) is None
+    # a modified tree's stamp gives way to a clean commit's for the same content, not the other way
+    clean = dict(moved, git_commit="c" * 40)
+    assert write_sealed(path, clean)
+    assert json.loads(path.read_text())["git_commit"] == "c" * 40
+    assert not write_sealed(path, dict(clean, git_commit="d" * 40 + "+dirty"))
+    assert json.loads(path.read_text())["git_commit"] == "c" * 40
 
 
 def test_a_record_the_workflow_removed_comes_back_as_committed_when_its_content_is_the_same(tmp_path):

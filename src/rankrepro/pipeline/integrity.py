@@ -92,7 +92,8 @@ def write_sealed(path, record: dict) -> bool:
     workflow removed it before the job, its committed version) already says the same: equal but
     for :data:`UNCOMPARED` (when and where it was written).  Then that text is kept (written back
     as it was), with the commit and machine that first wrote that content: re-aggregating one
-    artefact rewrites none of its siblings' records whose content did not change.  Returns
+    artefact rewrites none of its siblings' records whose content did not change -- unless that
+    commit was a modified tree's ("+dirty") and this one is clean.  Returns
     whether new content was written."""
     from ..files import atomic_write
     from ..io import dumps
@@ -110,7 +111,11 @@ def write_sealed(path, record: dict) -> bool:
             old = None
         if isinstance(old, dict) and seal_problem(old) is None:
             strip = lambda d: {k: v for k, v in d.items() if k not in (*UNCOMPARED, "record_sha256")}  # noqa: E731
-            if strip(old) == json.loads(dumps(strip(record))):
+            # a stamp of a modified tree ("+dirty") gives way to a clean one for the same content:
+            # the record then names a commit a reader can check out
+            dirty_kept = (str(old.get("git_commit", "")).endswith("+dirty")
+                          and not str(record.get("git_commit", "")).endswith("+dirty"))
+            if strip(old) == json.loads(dumps(strip(record))) and not dirty_kept:
                 if on_disk:
                     os.utime(p)  # its time is the job's, as if written (Snakemake plans by file times)
                 else:
