@@ -381,9 +381,9 @@ STYLE = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1
 def to_html(md: str, title: str, base: Path | None = None) -> str:
     """The article as one self-contained page: markdown-it-py (CommonMark with tables; raw HTML
     off), the figures inlined as data URIs when ``base`` (the article's folder) is given."""
-    import base64
-
     from markdown_it import MarkdownIt
+
+    from .embed import png_data_uri
 
     parser = MarkdownIt("commonmark", {"html": False}).enable("table")
     body = parser.render(md)
@@ -391,7 +391,7 @@ def to_html(md: str, title: str, base: Path | None = None) -> str:
         def inline(src: str) -> str:
             p = (base / src).resolve()
             if p.suffix == ".png" and p.is_file():
-                return "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()
+                return png_data_uri(p)
             return src
         import re
         body = re.sub(r'<img src="([^"]+)"', lambda mm: f'<img src="{inline(html.unescape(mm.group(1)))}"', body)

@@ -12,7 +12,6 @@ autoescaping: every text of a record is escaped where it is written.
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import os
@@ -79,7 +78,9 @@ def _sensitivity(s: dict) -> dict:
 def _data_uri(path: str | os.PathLike | None) -> str | None:
     if not path or not Path(path).is_file():
         return None
-    return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode()
+    from .embed import png_data_uri
+
+    return png_data_uri(path)
 
 
 def _nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
