@@ -294,6 +294,28 @@ def cell_data(wildcards):
 CELL_SECONDS = load_cell_seconds(Path(workflow.basedir) / "rules" / "cell_seconds.json")
 
 
+# cell packs (rules/experiments.smk): the cells of a few measured seconds each, several to a job
+PACKED = (not BATCH and not FORCE
+          and str(config.get("cell_packs", True)).lower() not in ("0", "false", "no"))
+
+
+def _packs():
+    from rankrepro.pipeline.schedule import cell_packs, pack_priority
+
+    found = []
+    for name, exp in CATALOG.items():
+        if not runnable(exp) or name in KEPT:
+            continue
+        copies = {c: out(f"results/{t[0]}/cells/{t[1]}.parquet") for (n, c), t in TWINS.items() if n == name}
+        for k, cells in enumerate(cell_packs(exp, CELL_SECONDS, copies=copies)):
+            found.append({"experiment": name, "cells": cells, "twins": {c: copies[c] for c in cells if c in copies},
+                          "rule": re.sub(r"\W", "_", f"cells_{exp.paper}_{exp.artefact}_{k + 1}"),
+                          "priority": pack_priority(exp, cells, CELL_SECONDS)})
+    return found
+
+
+PACKS = _packs() if PACKED else []
+
 def cell_priority_of(wildcards):
     return cell_priority(experiment_of(wildcards), wildcards.cell, CELL_SECONDS)
 

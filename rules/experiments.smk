@@ -31,6 +31,47 @@ rule run_cell:
         "../scripts/run_cell.py"
 
 
+# cells of a few seconds each run several to a job (rankrepro.pipeline.schedule.cell_packs: a
+# job's start-up, ~1.4 CPU s, is paid once per pack instead of once per cell); each cell's
+# results, fingerprint file and log are its own, as rule run_cell makes them.  update(): the
+# pack's files are kept while its job runs, which recomputes only the cells that are not
+# current (an edit of one cell of a pack recomputes that cell).  Off with cell_packs=false,
+# in the batch modes, and under force=true (every cell its own job, as --forcerun run_cell expects).
+for _pack in PACKS:
+    _pexp = CATALOG[_pack["experiment"]]
+
+    rule:
+        name:
+            _pack["rule"]
+        input:
+            data=[processed(DATA_STATUS[_pexp.name].used)] if DATA_STATUS[_pexp.name].used else [],
+            # the cells of another job this pack's copies are taken from (pipeline.cells.twin_cells)
+            twin=sorted(set(_pack["twins"].values())),
+        output:
+            [update(p) for c in _pack["cells"] for p in (out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.parquet"),
+                                                         out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.fingerprint"))],
+        log:
+            out(f"logs/{_pexp.paper}/{_pexp.artefact}/{_pack['rule']}.log"),
+        params:
+            experiment=_pexp.name,
+            cells=_pack["cells"],
+            outputs=[out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.parquet") for c in _pack["cells"]],
+            fingerprints=[out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.fingerprint") for c in _pack["cells"]],
+            logs=[out(f"logs/{_pexp.paper}/{_pexp.artefact}/{c}.log") for c in _pack["cells"]],
+            twins=_pack["twins"],
+            scale=SCALE,
+            config_dir=CONFIG_DIR,
+            # what the cells are computed from: a changed cell changes the job's parameters too
+            fingerprint=[cell_fingerprint(*_pexp.variant_of(_pexp.cell(c))) for c in _pack["cells"]],
+        threads: 1
+        priority: _pack["priority"]
+        conda:
+            "../environment.yml"
+        script:
+            "../scripts/run_cells.py"
+
+    workflow.ruleorder(_pack["rule"], "run_cell")
+
 rule run_all_cells:
     wildcard_constraints:
         paper=CELL_BATCHES,

@@ -40,7 +40,7 @@ START, END = "<!-- pipeline-bench:start -->", "<!-- pipeline-bench:end -->"
 
 
 def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bool = False,
-        rev: str | None = None) -> dict:
+        rev: str | None = None, only: list[str] | None = None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="rankrepro-bench-"))
     clone = tmp / "repo"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
@@ -49,10 +49,15 @@ def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bo
     ran = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True,
                          check=True).stdout.strip()
     seeds = _seeds_experiments(clone)
-    # a clean results folder: nothing committed counts as done
-    for d in ("results", "figures", "runs"):
-        shutil.rmtree(clone / d, ignore_errors=True)
-    _restore_inputs(clone)
+    if only:
+        # these experiments' cells and records removed, everything else committed kept: the run
+        # recomputes them and what depends on them (their siblings' records, figures, comparisons)
+        _remove_experiments(clone, scale, only)
+    else:
+        # a clean results folder: nothing committed counts as done
+        for d in ("results", "figures", "runs"):
+            shutil.rmtree(clone / d, ignore_errors=True)
+        _restore_inputs(clone)
     # the fetched and processed data as hard links (instant; the data rules write through a
     # temporary file and a rename, so nothing here can change this checkout's files), then
     # `make reproduce`'s first step, untimed: the clone's scripts are newer than these files, so
@@ -95,6 +100,18 @@ def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bo
     return r
 
 
+def _remove_experiments(clone: Path, scale: str, names: list[str]) -> None:
+    """Remove the cells and the record (table, Markdown) of each experiment ``paper/artefact``
+    of ``names`` from the clone's outputs at ``scale``, as if they had never run."""
+    base = clone / ("" if scale == "paper" else f"runs/{scale}")
+    for name in names:
+        if not (clone / "config" / "experiment" / f"{name}.yaml").is_file():
+            raise SystemExit(f"--only: no experiment {name!r} (config/experiment/{name}.yaml)")
+        shutil.rmtree(base / "results" / name / "cells", ignore_errors=True)
+        for ext in ("csv", "md", "json"):
+            (base / "results" / f"{name}.{ext}").unlink(missing_ok=True)
+
+
 def _seeds_experiments(clone: Path) -> set[str]:
     """The experiments (paper/artefact) of protocol ``letor_seeds`` in ``clone``'s configs: their
     own file or the file its defaults name first says so."""
@@ -134,9 +151,21 @@ def _core_minutes(j: dict) -> float:
     return (j["cpu_s"] if th == 1 else th * j["work_s"]) / 60
 
 
-#: the jobs that run trials: one per cell, one per artefact (batch_cells=true), one per paper
-#: (batch_cells=paper, `make smoke`: its records, figures and comparisons included)
-CELL_RULES = ("run_cell", "run_all_cells", "run_paper")
+#: the jobs that run trials: one per cell, one per pack of short cells (run_cells), one per
+#: artefact (batch_cells=true), one per paper (batch_cells=paper, `make smoke`: its records,
+#: figures and comparisons included)
+CELL_RULES = ("run_cell", "run_cells", "run_all_cells", "run_paper")
+
+
+def _shares(j: dict) -> list[tuple[str | None, float]]:
+    """(cell, share) of a job's core-minutes: a pack's (run_cells) go to its cells in proportion
+    to their seconds of work (its start-up shared the same way), any other job's to its cell."""
+    members = j.get("cells") or []
+    if j["rule"] != "run_cells" or not members:
+        return [(j.get("cell"), 1.0)]
+    work = [max(float(c.get("work_s") or 0.0), 0.0) for c in members]
+    total = sum(work)
+    return [(c["cell"], (w / total) if total > 0 else 1.0 / len(members)) for c, w in zip(members, work)]
 
 
 SEEDS = " (LETOR seeds)"
@@ -176,7 +205,8 @@ def summarize(jobs: list[dict], wall: float, rewall: float | None, scale: str, c
             "wall_s": wall, "repeat_wall_s": rewall, "jobs": len(jobs), "cell_jobs": len(cells),
             "core_minutes": dict(sorted(per_paper.items())), "startup_median_s": statistics.median(startup),
             "startup_total_min": sum(startup) / 60, "busy": busy, "tail_s": tail,
-            "slowest": [(j["experiment"], j["cell"], j["work_s"]) for j in slow],
+            "slowest": [(j["experiment"], j["cell"] or (f"a pack of {len(j['cells'])} cells" if j.get("cells") else None),
+                         j["work_s"]) for j in slow],
             "where": where_the_time_goes(jobs, scale, seeds, twins), "seeds_experiments": sorted(seeds)}
 
 
@@ -188,7 +218,8 @@ def where_the_time_goes(jobs: list[dict], scale: str, seeds: set[str] = frozense
     for j in jobs:
         if j["rule"] in CELL_RULES:
             r = rows[_paper(j, seeds)]
-            r["sensitivity" if "~" in (j.get("cell") or "") else "main"] += _core_minutes(j)
+            for cell, share in _shares(j):
+                r["sensitivity" if "~" in (cell or "") else "main"] += share * _core_minutes(j)
             r["jobs"] += 1
     others = [j for j in jobs if j["rule"] not in CELL_RULES]
     other = sum(_core_minutes(j) for j in others)
@@ -197,15 +228,17 @@ def where_the_time_goes(jobs: list[dict], scale: str, seeds: set[str] = frozense
     # (pipeline.cells.twin_cells): what they cost when they were computed in this run
     twins = _twins(jobs, scale) if twins else set()
     # (their work: a copy still starts a job)
-    twin_min = sum(_core_minutes(j) - (j["startup_s"] or 0.0) / 60 for j in jobs
-                   if j["rule"] == "run_cell" and (j["experiment"], j["cell"]) in twins)
+    twin_min = sum(share * (_core_minutes(j) - (j["startup_s"] or 0.0) / 60) for j in jobs
+                   if j["rule"] in ("run_cell", "run_cells")
+                   for cell, share in _shares(j) if (j["experiment"], cell) in twins)
+    twin_jobs = sum(1 for j in jobs if j["rule"] in ("run_cell", "run_cells")
+                    and any((j["experiment"], cell) in twins for cell, _ in _shares(j)))
     return {"papers": dict(sorted(rows.items())), "other_min": other, "other_jobs": len(others), "startup_min": startup,
-            "twins": len(twins), "twin_jobs": sum(1 for j in jobs if (j.get("experiment"), j.get("cell")) in twins),
-            "twin_min": twin_min}
+            "twins": len(twins), "twin_jobs": twin_jobs, "twin_min": twin_min}
 
 
 def _twins(jobs: list[dict], scale: str) -> set:
-    if not any(j["rule"] == "run_cell" for j in jobs):
+    if not any(j["rule"] in ("run_cell", "run_cells") for j in jobs):
         return set()  # one job per artefact or paper (batch_cells): every cell computed
     from rankrepro.data.status import data_status
     from rankrepro.pipeline.catalog import default_cache_dir, load_catalog
@@ -322,6 +355,9 @@ def main() -> None:
                          "records beside it (pipeline-<scale>-<rev>.json); a paper-scale run does it at its end")
     ap.add_argument("--rev", help="run an earlier commit's workflow (its record: docs/bench/pipeline-<scale>-<rev>.json; "
                                   "nothing else written)")
+    ap.add_argument("--only", nargs="+", metavar="PAPER/ARTEFACT",
+                    help="recompute these experiments only (their cells and records removed, every other committed "
+                         "output kept); prints, and writes docs/bench/pipeline-<scale>-only-<commit>.json only")
     a = ap.parse_args()
     a.no_write = a.no_write or bool(a.batch_cells)
     if a.compare:
@@ -339,9 +375,28 @@ def main() -> None:
         jobs = [json.loads(line) for line in a.from_jobs.read_text().splitlines()]
         r = summarize(jobs, a.wall_s, None, a.scale, a.cores, a.batch_cells, False)
     else:
-        r = run(a.scale, a.cores, a.keep, a.batch_cells, a.repeat, rev=a.rev)
+        r = run(a.scale, a.cores, a.keep, a.batch_cells, a.repeat, rev=a.rev, only=a.only)
     md = markdown(r)
     print(md)
+    if a.only:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from bench_common import stamp, write_record
+
+        st = stamp()
+        st["commit_of_script"], st["commit"] = st.get("commit"), r["commit"]
+        cmd = (f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores}" + (f" --rev {a.rev}" if a.rev else "")
+               + " --only " + " ".join(a.only))
+        rec = {k: v for k, v in r.items() if k != "jobs_raw"}
+        rec["core_minutes_all"] = sum(r["core_minutes"].values())
+        w = r.get("where") or {}
+        rec["core_minutes_every_job"] = sum(v["main"] + v["sensitivity"] for v in w.get("papers", {}).values()) + w.get(
+            "other_min", 0.0)
+        path = write_record(f"pipeline-{a.scale}-only-{r['commit']}.json", {
+            "about": "scripts/bench_pipeline.py --only: these experiments recomputed (their cells and records "
+                     "removed), every other committed output kept, in a fresh clone", "only": a.only,
+            "command": cmd, **st, **rec})
+        print(f"{path.relative_to(ROOT)} written")
+        return
     doc = ROOT / "docs" / "benchmarks.md"
     if not a.no_write and not a.rev and doc.is_file():
         text = doc.read_text()

@@ -60,8 +60,10 @@ def _planned(clone: Path) -> dict[str, int]:
 
 
 def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], set[str]]:
-    """(experiment, cell) of every planned cell job, and the experiments of the planned
-    aggregate jobs (their records)."""
+    """(experiment, cell) of every cell a planned job computes, and the experiments of the
+    planned aggregate jobs (their records).  A pack's job (rule cells_<paper>_<artefact>_<k>)
+    computes those of its cells that are not current: whose fingerprint file the workflow
+    removed as it planned (rankrepro.jobs.job_run_cells keeps the others)."""
     out = _dry_run(clone)
     cells, records = set(), set()
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", out):
@@ -69,6 +71,10 @@ def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], set[str]]:
             m = re.search(r"output: results/(\w+/\w+)/cells/(\S+?)\.parquet", block)
             assert m, block
             cells.add((m.group(1), m.group(2)))
+        elif block.startswith("rule cells_"):
+            found = re.findall(r"results/(\w+/\w+)/cells/([^,\s]+?)\.parquet", block.split("log:")[0])
+            assert found, block
+            cells |= {(e, c) for e, c in found if not (clone / "results" / e / "cells" / f"{c}.fingerprint").exists()}
         elif block.startswith(("rule aggregate:", "localrule aggregate:")):
             m = re.search(r"output: results/(\w+/\w+)\.\w+,", block)
             assert m, block

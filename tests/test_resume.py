@@ -139,7 +139,8 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "RANKREPRO_DATA_MIRROR"}
     env["RANKREPRO_OFFLINE"] = "1"
     env["RANKREPRO_TEST_GATE"] = str(gate)
-    cmd = [str(SNAKEMAKE), "--cores", "1", "--config", "scale=smoke"]
+    # one job per cell (no packs): the gate counts cell jobs
+    cmd = [str(SNAKEMAKE), "--cores", "1", "--config", "scale=smoke", "cell_packs=false"]
     cells = w / "runs/smoke/results/crammer_singer2005/fig6/cells"
 
     from rankrepro.pipeline.catalog import load_experiment

@@ -105,14 +105,27 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
         # a main cell whose fits other cells may read (pipeline.cells.reread_of) needs the
         # variants to know them
         exp = _load(experiment, scale, config_dir, sensitivity=True)
-    logger = _logger(log)
+    _cell_job(exp, cell, scale, output, _logger(log), threads=threads, data=data, backend=backend,
+              scheduler=scheduler, fingerprint=fingerprint, reuse=reuse, twin=twin, reread=reread)
+
+
+def _cell_job(exp: Experiment, cell: str, scale: str, output: str, logger: Callable[[str], None], threads: int = 1,
+              data: list[str] | None = None, backend: str = DEFAULT_BACKEND, scheduler: str | None = None,
+              fingerprint: str | None = None, reuse: str | None = None, twin: str | None = None,
+              reread: str | None = None, kept=None, check_data: bool = True) -> None:
+    """One cell's work, as its job does it (:func:`job_run_cell`; a pack's job,
+    :func:`job_run_cells`, does it for each of its cells in one process): its trials computed
+    (or taken from its twin ``twin``, or read off its main cell's fits), its results written to
+    ``output``, then its fingerprint file.  ``kept``: the main cell's frame whose trials it takes
+    over, when the caller has it already (else read from ``reuse``); ``check_data``: check the
+    processed data file first (a pack's job checks it once for all its cells)."""
+    experiment = exp.name
     size = cell_size_text(exp, cell)
     logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else "")
            + (f"; the main cell's trials taken from {reuse}" if reuse else ""))
-    kept = None
-    if reuse:
+    if reuse and kept is None:
         kept = read_cell(reuse)
-    if data and not twin:  # before any trial: in the checkout, and the file its manifest names
+    if data and not twin and check_data:  # before any trial: in the checkout, and the file its manifest names
         from .data.processed_check import check_processed
 
         check_processed(data[0])
@@ -150,6 +163,53 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
         left = leave(exp, readers, data_path, skip=_current_cells(exp, readers, Path(output).parent, data_path))
         if left:
             logger(f"{experiment} [{scale}] {cell}: the same fits read for {', '.join(left)} (left for their jobs)")
+
+
+def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str, outputs: list[str],
+                  fingerprints: list[str], logs: list[str], threads: int = 1, log: str | None = None,
+                  data: list[str] | None = None, backend: str = DEFAULT_BACKEND, scheduler: str | None = None,
+                  twins: dict[str, str] | None = None, done: list[dict] | None = None) -> None:
+    """A pack of one experiment's cells in one process (:func:`~rankrepro.pipeline.schedule.cell_packs`:
+    the workflow's job for cells of a few seconds each, whose start-up would otherwise cost
+    about as much as their work).  Each cell is done exactly as its own job does it
+    (:func:`_cell_job`): its results ``outputs[i]``, its fingerprint file ``fingerprints[i]`` and
+    its log ``logs[i]`` are its own.  A cell whose results and fingerprint file are current
+    (:func:`~rankrepro.pipeline.freshness.is_current`: the workflow keeps a pack's files while
+    its job runs) is not computed again: an edit that changes one cell of a pack recomputes that
+    cell.  ``twins``: cell -> its twin's results, for the cells taken from a twin.  ``done``: when
+    given, each cell's own figures are appended to it (cell, seconds of work, computed or kept),
+    for the pipeline benchmark."""
+    import time
+
+    from .pipeline.freshness import data_path_identity, is_current
+
+    exp = _load(experiment, scale, config_dir, sensitivity=True)
+    pack_log = _logger(log)
+    twins = twins or {}
+    data_path = data[0] if data else None
+    data_id = data_path_identity(data_path)
+    current = {c for c, out, fp in zip(cells, outputs, fingerprints)
+               if is_current(exp, c, data_id, Path(fp), Path(out))}
+    pack_log(f"{experiment} [{scale}]: {len(cells)} cells in one job (a pack)"
+             + (f", {len(current)} of them current, kept: {', '.join(c for c in cells if c in current)}"
+                if current else ""))
+    if data and set(cells) - current - set(twins):  # before any trial, as a cell's own job checks it
+        from .data.processed_check import check_processed
+
+        check_processed(data[0])
+    for i, (cell, out, fp, cell_log) in enumerate(zip(cells, outputs, fingerprints, logs)):
+        if cell in current:
+            if done is not None:
+                done.append({"cell": cell, "work_s": 0.0, "kept": True})
+            continue
+        t0 = time.perf_counter()
+        logger = _logger(cell_log)
+        logger(f"{experiment} [{scale}] {cell}: cell {i + 1} of {len(cells)} of a pack (log of the pack: {log})")
+        _cell_job(exp, cell, scale, out, logger, threads=threads, data=data, backend=backend, scheduler=scheduler,
+                  fingerprint=fp, twin=twins.get(cell), check_data=False)
+        if done is not None:
+            done.append({"cell": cell, "work_s": time.perf_counter() - t0, "kept": False})
+        pack_log(f"{experiment} [{scale}] {cell}: done ({i + 1}/{len(cells)})")
 
 
 def _may_be_read(exp) -> bool:

@@ -6,7 +6,9 @@ Python process -- interpreter, Snakemake's script preamble, imports -- to the st
 work: the per-job overhead), ``work_s`` (wall time of the work) and ``cpu_s`` (CPU time of
 the process and its reaped children: loky's reused trial workers are not counted), ``threads``
 (the cores Snakemake gave the job: its core-seconds are about ``threads * work_s``) and ``end``
-(the wall-clock time it finished, for the timeline).  Otherwise it costs
+(the wall-clock time it finished, for the timeline).  A job of several cells (a pack,
+``run_cells``) adds ``cells``: each cell's id and seconds of work, and whether it was kept as
+current instead of computed (the dict the timer yields, filled by the job).  Otherwise it costs
 nothing.  A leaf module: it imports nothing from the package.
 """
 
@@ -39,13 +41,14 @@ def _cpu() -> float:
 @contextlib.contextmanager
 def job_timer(rule: str, experiment: str | None = None, cell: str | None = None, threads: int = 1):
     path = os.environ.get("RANKREPRO_JOB_TIMES")
+    extra: dict = {}
     if not path:
-        yield
+        yield extra
         return
     startup = process_age()
     t0 = time.perf_counter()
-    yield
+    yield extra
     rec = {"rule": rule, "experiment": experiment, "cell": cell, "startup_s": startup,
-           "work_s": time.perf_counter() - t0, "cpu_s": _cpu(), "threads": int(threads), "end": time.time()}
+           "work_s": time.perf_counter() - t0, "cpu_s": _cpu(), "threads": int(threads), "end": time.time(), **extra}
     with open(path, "a") as f:  # one short line per job: appends from parallel jobs do not interleave
         f.write(json.dumps(rec) + "\n")

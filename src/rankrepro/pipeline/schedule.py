@@ -70,16 +70,80 @@ def artefact_priority(exp, seconds: dict[str, float]) -> float:
 
 def write_seconds(jobs: Iterable[dict], path: str | Path = SECONDS_FILE, note: str = "") -> int:
     """Keep the work seconds of the cell jobs of a paper-scale run (records of
-    :mod:`rankrepro.timing`); returns how many.  Cells not in ``jobs`` keep their old value."""
+    :mod:`rankrepro.timing`; a pack's job, each of its cells); returns how many.  Cells not in ``jobs`` keep their old value."""
     seconds = load_seconds(path)
     n = 0
     for j in jobs:
         if j.get("rule") == "run_cell" and j.get("cell"):
             seconds[f"{j['experiment']}/{j['cell']}"] = round(float(j["work_s"]), 2)
             n += 1
+        elif j.get("rule") == "run_cells":  # a pack: each cell computed in it, its own seconds
+            for c in j.get("cells") or []:
+                if not c.get("kept"):
+                    seconds[f"{j['experiment']}/{c['cell']}"] = round(float(c["work_s"]), 2)
+                    n += 1
     text = json.dumps({"about": "seconds of work per cell job at paper scale, from scripts/bench_pipeline.py; "
                                 "read by the workflow to start long cells first (rankrepro.pipeline.schedule)"
                                 + (f"; {note}" if note else ""),
                        "seconds": dict(sorted(seconds.items()))}, indent=1)
     write_text(path, text + "\n")
     return n
+
+
+#: a cell measured at most this many seconds of work joins a pack (:func:`cell_packs`)
+PACK_CELL_S = 15.0
+#: a pack stops growing once its cells' seconds reach this (long enough that a job's fixed
+#: cost -- interpreter, imports, the experiment read, the kernels loaded: about 1.4 CPU s on an
+#: idle machine -- is a few percent of it, short enough to keep both cores busy to the end)
+PACK_S = 40.0
+#: and holds at most this many cells (the log of a pack stays readable)
+PACK_CELLS = 40
+
+
+def cell_packs(exp, seconds: dict[str, float], copies: Iterable[str] = (), cell_s: float = PACK_CELL_S,
+               pack_s: float = PACK_S, max_cells: int = PACK_CELLS) -> list[list[str]]:
+    """The cells of ``exp`` the workflow runs several to a job (one process: the start-up is
+    paid once), as lists of cell ids in the experiment's order.  A cell joins a pack when the
+    last paper-scale benchmark measured it (``seconds``) at most ``cell_s`` seconds of work;
+    consecutive such cells fill a pack until their seconds reach ``pack_s`` or it holds
+    ``max_cells`` cells.  A cell that takes over its main cell's trials or reads its fits, and
+    a main cell whose fits others read (:func:`~rankrepro.pipeline.cells.reused_trials`,
+    :func:`~rankrepro.pipeline.cells.reread_of`), keep a job of their own (their jobs hand
+    results to each other); the cells taken from a twin (``copies``: they compute nothing) are
+    packed apart from those that compute, so that no pack waits for another pack of its own
+    experiment that waits for it.  A cell never measured (a new config) keeps its own job,
+    as does a pack of one.  Which cells share a job changes how many processes run, never a
+    number: each cell is computed as its own job computes it, and its results and fingerprint
+    file are its own."""
+    from .cells import reread_of, reused_trials
+
+    copies = set(copies)
+    waited_for = set(_waiting(exp))
+    packs: list[list[str]] = []
+    open_: dict[bool, tuple[list[str], float]] = {False: ([], 0.0), True: ([], 0.0)}
+
+    def close(kind: bool) -> None:
+        cells, _ = open_[kind]
+        if len(cells) > 1:
+            packs.append(cells)
+        open_[kind] = ([], 0.0)
+
+    for c in exp.all_cells:
+        key = f"{exp.name}/{c.id}"
+        own = seconds.get(key)
+        if (own is None or own > cell_s or c.id in waited_for
+                or reused_trials(exp, c) is not None or reread_of(exp, c) is not None):
+            continue
+        kind = c.id in copies
+        cells, total = open_[kind]
+        open_[kind] = (cells + [c.id], total + own)
+        if open_[kind][1] >= pack_s or len(open_[kind][0]) >= max_cells:
+            close(kind)
+    close(False)
+    close(True)
+    return packs
+
+
+def pack_priority(exp, cells: list[str], seconds: dict[str, float]) -> float:
+    """A pack's expected seconds: its cells' summed."""
+    return round(sum(_estimate(seconds, f"{exp.name}/{c}") for c in cells), 3)
