@@ -61,7 +61,8 @@ def current(recs: dict[str, dict]) -> list[str]:
         out += ["", b["about"].split(": ", 1)[1][0].upper() + b["about"].split(": ", 1)[1][1:] + ".", ""]
     else:
         out += ["`make bench`: no record yet (`python scripts/bench.py` writes docs/bench/bench.json).", ""]
-    pipes = [(n, r) for n, r in recs.items() if n.startswith("pipeline-")]
+    # (a run of some experiments only, bench_pipeline.py --only, is no whole-pipeline figure)
+    pipes = [(n, r) for n, r in recs.items() if n.startswith("pipeline-") and not r.get("only")]
     if pipes:
         out += ["The whole pipeline (`scripts/bench_pipeline.py`), from a clean results folder in a fresh clone:", "",
                 "| scale | cores | wall | jobs | trial core-minutes | core-minutes, every job | job start-up, median | "
@@ -102,7 +103,9 @@ def before_after(recs: dict[str, dict]) -> list[str]:
                 f"`{c['before_commit']}` ({c['before_date']}, `{c['before_command']}`; {load}) against "
                 f"`{after['commit']}` ({after['date']}, `{after['command']}`; {_end_load(after)}). Core-minutes "
                 "are the CPU time of every job's process; the Elsas et al. experiments of the `letor_seeds` "
-                "protocol (added after the earlier commit, replacing its by-fold LETOR cells) are on their own row.",
+                "protocol " + ("(added after the earlier commit, replacing its by-fold LETOR cells) "
+                               if not any(r["paper"].endswith("(LETOR seeds)") and r["before"] for r in c["rows"])
+                               else "") + "are on their own row.",
                 "", "| paper | main cells, before | main cells, after | sensitivity cells, before | "
                 "sensitivity cells, after | cell jobs, before | cell jobs, after | core-minutes, after / before |",
                 "|---|---|---|---|---|---|---|---|"]
@@ -117,9 +120,10 @@ def before_after(recs: dict[str, dict]) -> list[str]:
                 f"| | | {c['other_jobs_before']} | {c['other_jobs_after']} | {orat} |",
                 f"| **all** | | | | | {c['jobs_before']} | {c['jobs_after']} | **{c['ratio']:.2f}** "
                 f"({_num(c['total_before'])} -> {_num(c['total_after'])}) |", "",
-                f"Without the `letor_seeds` experiments: {_num(c['total_before'])} -> "
-                f"{_num(c['total_after_without_seeds'])} core-minutes ({c['ratio_without_seeds']:.2f}); they add "
-                f"{_num(c['seeds_after'])}. Wall time on {after['cores']} cores: {_num(c['wall_before_min'])} -> "
+                f"Without the `letor_seeds` experiments: {_num(c.get('total_before_without_seeds', c['total_before']))} "
+                f"-> {_num(c['total_after_without_seeds'])} core-minutes ({c['ratio_without_seeds']:.2f}); they add "
+                f"{_num(c['seeds_after'])}" + (f" ({_num(c['seeds_before'])} before)" if c.get("seeds_before") else "")
+                + f". Wall time on {after['cores']} cores: {_num(c['wall_before_min'])} -> "
                 f"{_num(c['wall_after_min'])} min ({c['wall_ratio']:.2f}).", ""]
     return out
 

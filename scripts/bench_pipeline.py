@@ -267,12 +267,15 @@ def compare(before: dict, after: dict) -> dict:
     tb = sum(v["main"] + v["sensitivity"] for v in pb.values()) + ob
     ta = sum(v["main"] + v["sensitivity"] for v in pa.values()) + oa
     seeds = sum(v["main"] + v["sensitivity"] for p, v in pa.items() if p.endswith(SEEDS))
+    # the before run's own letor_seeds cells, when its commit had them (0 before they existed)
+    seeds_before = sum(v["main"] + v["sensitivity"] for p, v in pb.items() if p.endswith(SEEDS))
     return {"before_commit": before["commit"], "before_date": before["date"], "before_command": before["command"],
             "before_load_at_end": (before.get("load_average_start") or [None])[0],
             "rows": rows, "other_before": ob, "other_after": oa, "other_jobs_before": wb.get("other_jobs"),
             "other_jobs_after": wa.get("other_jobs"), "other_ratio": oa / ob if ob else None,
-            "total_before": tb, "total_after": ta, "ratio": ta / tb, "seeds_after": seeds,
-            "total_after_without_seeds": ta - seeds, "ratio_without_seeds": (ta - seeds) / tb,
+            "total_before": tb, "total_after": ta, "ratio": ta / tb, "seeds_after": seeds, "seeds_before": seeds_before,
+            "total_before_without_seeds": tb - seeds_before, "total_after_without_seeds": ta - seeds,
+            "ratio_without_seeds": (ta - seeds) / (tb - seeds_before),
             "jobs_before": before["jobs"], "jobs_after": after["jobs"],
             "wall_before_min": before["wall_s"] / 60, "wall_after_min": after["wall_s"] / 60,
             "wall_ratio": after["wall_s"] / before["wall_s"]}

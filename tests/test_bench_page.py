@@ -100,3 +100,24 @@ def test_the_before_after_comparison_is_computed_from_the_two_records():
     assert c["ratio_without_seeds"] == 24.0 / 40.0 and c["wall_ratio"] == 0.75
     assert bp._seeds_experiments(ROOT) >= {"elsas2008/table5", "elsas2008/fig1", "elsas2008/table4_ohsumed"}
     assert "elsas2008/sec3_table" not in bp._seeds_experiments(ROOT)
+
+
+def test_the_comparison_takes_the_seeds_out_of_both_runs_when_both_have_them():
+    """A before run whose commit had the letor_seeds experiments too (any commit after they
+    came): 'without them' takes them out of both totals, not of the after total only."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import bench_pipeline as bp
+
+    def rec(commit, papers):
+        return {"commit": commit, "date": "2026-11-28", "command": "c", "wall_s": 100.0, "jobs": 10,
+                "where": {"papers": papers, "other_min": 1.0, "other_jobs": 3}}
+
+    seeds = "elsas2008" + bp.SEEDS
+    before = rec("aaaaaaa", {"harrington2003": {"main": 9.0, "sensitivity": 20.0, "jobs": 248},
+                             seeds: {"main": 30.0, "sensitivity": 4.0, "jobs": 43}})
+    after = rec("bbbbbbb", {"harrington2003": {"main": 6.0, "sensitivity": 14.0, "jobs": 40},
+                            seeds: {"main": 29.0, "sensitivity": 4.0, "jobs": 20}})
+    c = bp.compare(before, after)
+    assert (c["seeds_before"], c["seeds_after"]) == (34.0, 33.0)
+    assert (c["total_before_without_seeds"], c["total_after_without_seeds"]) == (30.0, 21.0)
+    assert c["ratio_without_seeds"] == 21.0 / 30.0

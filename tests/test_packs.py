@@ -175,3 +175,21 @@ def test_the_benchmark_counts_a_pack_by_its_cells(tmp_path):
                     "harrington2003/table1/voted_prank": 7.5, "harrington2003/table1/oap_bpm-tau0.3": 2.0}
     r = bench.summarize(jobs, 10.0, None, "paper", 2, None, False, twins=False)
     assert r["cell_jobs"] == 2 and ("harrington2003/table1", "a pack of 3 cells", 4.0) in r["slowest"]
+
+
+def test_a_pack_builds_the_variants_of_its_cells_only():
+    """A pack's job builds the variants its sensitivity cells need (a set of (choice, value)),
+    and each of those cells is the one the whole experiment lists, with the same fingerprint."""
+    from rankrepro.pipeline.catalog import _rebuilt, load_experiment as compose
+    from rankrepro.pipeline.cells import cell_fingerprint
+    from omegaconf import OmegaConf
+
+    full = compose("harrington2003/table2_cystic_fibrosis", "smoke")
+    cells = [c for c in full.sensitivity_cells][:: max(1, len(full.sensitivity_cells) // 6)][:6]
+    wanted = frozenset((c.choice, c.value) for c in cells)
+    assert len(wanted) >= 2
+    part = _rebuilt(full.name, "smoke", OmegaConf.create(full.to_yaml()), sensitivity=wanted)
+    assert {(c.choice, c.value) for c in part.sensitivity_cells} == wanted
+    assert len(part.sensitivity_cells) < len(full.sensitivity_cells)
+    for c in cells:
+        assert cell_fingerprint(*part.variant_of(part.cell(c.id))) == cell_fingerprint(*full.variant_of(c))

@@ -50,11 +50,12 @@ def resolved_path(name: str, scale: str) -> str:
 
 
 def load_resolved(path: str | os.PathLike, name: str, scale: str,
-                  sensitivity: bool | tuple[str, str] = True) -> Experiment:
+                  sensitivity: bool | tuple[str, str] | frozenset = True) -> Experiment:
     """An experiment from its resolved config file (written by the workflow when it starts,
     :func:`write_resolved`): what every job reads instead of composing the configs again.
     ``sensitivity``: False skips building the variants (a job running a main cell), a
-    (choice, value) pair builds that variant only (a job running one of its cells)."""
+    (choice, value) pair builds that variant only (a job running one of its cells), a frozenset
+    of pairs those variants (a job running several cells)."""
     try:
         cfg = OmegaConf.merge(SCHEMA, OmegaConf.load(path))
         OmegaConf.to_container(cfg, throw_on_missing=True)
@@ -63,14 +64,14 @@ def load_resolved(path: str | os.PathLike, name: str, scale: str,
     return _rebuilt(name, scale, cfg, sensitivity)
 
 
-def _rebuilt(name: str, scale: str, cfg: DictConfig, sensitivity: bool | tuple[str, str] = True) -> Experiment:
+def _rebuilt(name: str, scale: str, cfg: DictConfig, sensitivity: bool | tuple[str, str] | frozenset = True) -> Experiment:
     """An experiment from the resolved config of one checked in full (a file the workflow wrote, or a
     kept catalog): what a job needs is rebuilt and checked (cells, sizes, variants, names), the checks
     of the report's parts (published values, claims, figure options: ~0.3 s) are not repeated."""
     OmegaConf.set_struct(cfg, True)
     exp = validate(name, scale, cfg, checked=True)
     if sensitivity:
-        add_sensitivity(exp, only=sensitivity if isinstance(sensitivity, tuple) else None, checked=True)
+        add_sensitivity(exp, only=sensitivity if isinstance(sensitivity, (tuple, frozenset)) else None, checked=True)
     return exp
 
 

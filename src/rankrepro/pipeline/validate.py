@@ -242,11 +242,14 @@ def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
     return f"{base}~{choice}={value}"
 
 
-def add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, checked: bool = False) -> None:
+def add_sensitivity(exp: Experiment, only: tuple[str, str] | frozenset | None = None, checked: bool = False) -> None:
     """Validate the ``sensitivity`` block and the diagnoses, build one variant experiment
     per non-main value, and list the sensitivity cells: a main cell re-run under a value
-    only where that value changes the cell's computation (its fingerprint)."""
+    only where that value changes the cell's computation (its fingerprint).  ``only``: build
+    this (choice, value) variant alone, or those of a set of them (a job that runs some
+    sensitivity cells needs their variants only)."""
     name, e = exp.name, exp.cfg.experiment
+    wanted = None if only is None else {only} if isinstance(only, tuple) else set(only)
     choices = [str(sc.choice) for sc in e.sensitivity]
     main_fps: dict[str, str] = {}
     for i, sc in enumerate(e.sensitivity):
@@ -280,7 +283,7 @@ def add_sensitivity(exp: Experiment, only: tuple[str, str] | None = None, checke
             twin = next((v for v in labels[:j] if v.casefold() == str(label).casefold()), None)
             require(name, vkey, twin is None, f"value '{label}' differs from value '{twin}' in case only (their "
                                               "cells' files would be the same on a case-insensitive file system)")
-            if only is not None and (str(sc.choice), str(label)) != only:
+            if wanted is not None and (str(sc.choice), str(label)) not in wanted:
                 continue  # a job that runs one sensitivity cell needs its variant only
             if label == sc.main and (checked or not sets):
                 continue  # nothing to build; a main value that sets keys is checked below
