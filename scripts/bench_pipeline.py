@@ -283,13 +283,16 @@ def compare(before: dict, after: dict) -> dict:
 
 def add_comparisons(folder: Path, scale: str = "paper") -> list[str]:
     """Put into ``pipeline-<scale>.json`` the comparison with every ``pipeline-<scale>-<rev>.json``
-    beside it (:func:`compare`); returns the commits compared with."""
+    beside it of the same date and machine (:func:`compare`); returns the commits compared with."""
     after_path = folder / f"pipeline-{scale}.json"
     if not after_path.is_file():
         return []
     after = json.loads(after_path.read_text())
-    comps = [compare(json.loads(p.read_text()), after)
-             for p in sorted(folder.glob(f"pipeline-{scale}-*.json"))]
+    # a before/after is two runs of one day on one machine: an earlier day's run (another load,
+    # another machine state) stays in the runs table, not in a comparison
+    befores = [json.loads(p.read_text()) for p in sorted(folder.glob(f"pipeline-{scale}-*.json"))]
+    comps = [compare(b, after) for b in befores
+             if not b.get("only") and b.get("date") == after.get("date") and b.get("machine") == after.get("machine")]
     after["before_after"] = comps
     after_path.write_text(json.dumps(after, indent=1) + "\n")
     return [c["before_commit"] for c in comps]
