@@ -50,14 +50,12 @@ for _pack in PACKS:
         output:
             [update(p) for c in _pack["cells"] for p in (out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.parquet"),
                                                          out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.fingerprint"))],
+        # the cells' own logs beside it, logs/<paper>/<artefact>/<cell>.log (scripts/run_cells.py)
         log:
             out(f"logs/{_pexp.paper}/{_pexp.artefact}/{_pack['rule']}.log"),
         params:
             experiment=_pexp.name,
             cells=_pack["cells"],
-            outputs=[out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.parquet") for c in _pack["cells"]],
-            fingerprints=[out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.fingerprint") for c in _pack["cells"]],
-            logs=[out(f"logs/{_pexp.paper}/{_pexp.artefact}/{c}.log") for c in _pack["cells"]],
             twins=_pack["twins"],
             scale=SCALE,
             config_dir=CONFIG_DIR,

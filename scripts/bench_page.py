@@ -61,8 +61,7 @@ def current(recs: dict[str, dict]) -> list[str]:
         out += ["", b["about"].split(": ", 1)[1][0].upper() + b["about"].split(": ", 1)[1][1:] + ".", ""]
     else:
         out += ["`make bench`: no record yet (`python scripts/bench.py` writes docs/bench/bench.json).", ""]
-    # (a run of some experiments only, bench_pipeline.py --only, is no whole-pipeline figure)
-    pipes = [(n, r) for n, r in recs.items() if n.startswith("pipeline-") and not r.get("only")]
+    pipes = [(n, r) for n, r in recs.items() if n.startswith("pipeline-")]
     if pipes:
         out += ["The whole pipeline (`scripts/bench_pipeline.py`), from a clean results folder in a fresh clone:", "",
                 "| scale | cores | wall | jobs | trial core-minutes | core-minutes, every job | job start-up, median | "

@@ -40,7 +40,7 @@ START, END = "<!-- pipeline-bench:start -->", "<!-- pipeline-bench:end -->"
 
 
 def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bool = False,
-        rev: str | None = None, only: list[str] | None = None) -> dict:
+        rev: str | None = None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="rankrepro-bench-"))
     clone = tmp / "repo"
     subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
@@ -49,15 +49,10 @@ def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bo
     ran = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True,
                          check=True).stdout.strip()
     seeds = _seeds_experiments(clone)
-    if only:
-        # these experiments' cells and records removed, everything else committed kept: the run
-        # recomputes them and what depends on them (their siblings' records, figures, comparisons)
-        _remove_experiments(clone, scale, only)
-    else:
-        # a clean results folder: nothing committed counts as done
-        for d in ("results", "figures", "runs"):
-            shutil.rmtree(clone / d, ignore_errors=True)
-        _restore_inputs(clone)
+    # a clean results folder: nothing committed counts as done
+    for d in ("results", "figures", "runs"):
+        shutil.rmtree(clone / d, ignore_errors=True)
+    _restore_inputs(clone)
     # the fetched and processed data as hard links (instant; the data rules write through a
     # temporary file and a rename, so nothing here can change this checkout's files), then
     # `make reproduce`'s first step, untimed: the clone's scripts are newer than these files, so
@@ -98,18 +93,6 @@ def run(scale: str, cores: int, keep: bool, batch: str | None = None, repeat: bo
     # the commit the clone ran (ROOT's HEAD may move while a run of an hour goes on)
     r["commit"] = rev or ran
     return r
-
-
-def _remove_experiments(clone: Path, scale: str, names: list[str]) -> None:
-    """Remove the cells and the record (table, Markdown) of each experiment ``paper/artefact``
-    of ``names`` from the clone's outputs at ``scale``, as if they had never run."""
-    base = clone / ("" if scale == "paper" else f"runs/{scale}")
-    for name in names:
-        if not (clone / "config" / "experiment" / f"{name}.yaml").is_file():
-            raise SystemExit(f"--only: no experiment {name!r} (config/experiment/{name}.yaml)")
-        shutil.rmtree(base / "results" / name / "cells", ignore_errors=True)
-        for ext in ("csv", "md", "json"):
-            (base / "results" / f"{name}.{ext}").unlink(missing_ok=True)
 
 
 def _seeds_experiments(clone: Path) -> set[str]:
@@ -292,7 +275,7 @@ def add_comparisons(folder: Path, scale: str = "paper") -> list[str]:
     # another machine state) stays in the runs table, not in a comparison
     befores = [json.loads(p.read_text()) for p in sorted(folder.glob(f"pipeline-{scale}-*.json"))]
     comps = [compare(b, after) for b in befores
-             if not b.get("only") and b.get("date") == after.get("date") and b.get("machine") == after.get("machine")]
+             if b.get("date") == after.get("date") and b.get("machine") == after.get("machine")]
     after["before_after"] = comps
     after_path.write_text(json.dumps(after, indent=1) + "\n")
     return [c["before_commit"] for c in comps]
@@ -361,9 +344,6 @@ def main() -> None:
                          "records beside it (pipeline-<scale>-<rev>.json); a paper-scale run does it at its end")
     ap.add_argument("--rev", help="run an earlier commit's workflow (its record: docs/bench/pipeline-<scale>-<rev>.json; "
                                   "nothing else written)")
-    ap.add_argument("--only", nargs="+", metavar="PAPER/ARTEFACT",
-                    help="recompute these experiments only (their cells and records removed, every other committed "
-                         "output kept); prints, and writes docs/bench/pipeline-<scale>-only-<commit>.json only")
     a = ap.parse_args()
     a.no_write = a.no_write or bool(a.batch_cells)
     if a.compare:
@@ -381,28 +361,9 @@ def main() -> None:
         jobs = [json.loads(line) for line in a.from_jobs.read_text().splitlines()]
         r = summarize(jobs, a.wall_s, None, a.scale, a.cores, a.batch_cells, False)
     else:
-        r = run(a.scale, a.cores, a.keep, a.batch_cells, a.repeat, rev=a.rev, only=a.only)
+        r = run(a.scale, a.cores, a.keep, a.batch_cells, a.repeat, rev=a.rev)
     md = markdown(r)
     print(md)
-    if a.only:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from bench_common import stamp, write_record
-
-        st = stamp()
-        st["commit_of_script"], st["commit"] = st.get("commit"), r["commit"]
-        cmd = (f"python scripts/bench_pipeline.py --scale {a.scale} --cores {a.cores}" + (f" --rev {a.rev}" if a.rev else "")
-               + " --only " + " ".join(a.only))
-        rec = {k: v for k, v in r.items() if k != "jobs_raw"}
-        rec["core_minutes_all"] = sum(r["core_minutes"].values())
-        w = r.get("where") or {}
-        rec["core_minutes_every_job"] = sum(v["main"] + v["sensitivity"] for v in w.get("papers", {}).values()) + w.get(
-            "other_min", 0.0)
-        path = write_record(f"pipeline-{a.scale}-only-{r['commit']}.json", {
-            "about": "scripts/bench_pipeline.py --only: these experiments recomputed (their cells and records "
-                     "removed), every other committed output kept, in a fresh clone", "only": a.only,
-            "command": cmd, **st, **rec})
-        print(f"{path.relative_to(ROOT)} written")
-        return
     doc = ROOT / "docs" / "benchmarks.md"
     if not a.no_write and not a.rev and doc.is_file():
         text = doc.read_text()

@@ -112,10 +112,7 @@ def test_a_pack_writes_what_each_cells_own_job_writes(tmp_path):
         job_run_cell(experiment, c, "smoke", str(ROOT / "config"), str(alone / f"{c}.parquet"),
                      fingerprint=str(alone / f"{c}.fingerprint"), log=str(alone / f"{c}.log"))
     done: list[dict] = []
-    outs = [str(pack / f"{c}.parquet") for c in cells]
-    fps = [str(pack / f"{c}.fingerprint") for c in cells]
-    logs = [str(pack / f"{c}.log") for c in cells]
-    job_run_cells(experiment, cells, "smoke", str(ROOT / "config"), outs, fps, logs, log=str(pack / "pack.log"),
+    job_run_cells(experiment, cells, "smoke", str(ROOT / "config"), str(pack), str(pack), log=str(pack / "pack.log"),
                   done=done)
     assert [d["cell"] for d in done] == cells and not any(d["kept"] for d in done)
     for c in cells:
@@ -128,7 +125,7 @@ def test_a_pack_writes_what_each_cells_own_job_writes(tmp_path):
     before = {c: (pack / f"{c}.parquet").read_bytes() for c in cells}
     (pack / f"{cells[1]}.fingerprint").unlink()
     done = []
-    job_run_cells(experiment, cells, "smoke", str(ROOT / "config"), outs, fps, logs, log=str(pack / "pack.log"),
+    job_run_cells(experiment, cells, "smoke", str(ROOT / "config"), str(pack), str(pack), log=str(pack / "pack.log"),
                   done=done)
     assert [(d["cell"], d["kept"]) for d in done] == [(cells[0], True), (cells[1], False), (cells[2], True)]
     assert (pack / f"{cells[1]}.fingerprint").is_file()
@@ -137,7 +134,7 @@ def test_a_pack_writes_what_each_cells_own_job_writes(tmp_path):
     # a results file edited by hand is not current either
     (pack / f"{cells[2]}.parquet").write_bytes(before[cells[0]])
     done = []
-    job_run_cells(experiment, cells, "smoke", str(ROOT / "config"), outs, fps, logs, log=str(pack / "pack.log"),
+    job_run_cells(experiment, cells, "smoke", str(ROOT / "config"), str(pack), str(pack), log=str(pack / "pack.log"),
                   done=done)
     assert [d["kept"] for d in done] == [True, True, False]
     assert "2 of them current, kept" in (pack / "pack.log").read_text()

@@ -165,23 +165,22 @@ def _cell_job(exp: Experiment, cell: str, scale: str, output: str, logger: Calla
             logger(f"{experiment} [{scale}] {cell}: the same fits read for {', '.join(left)} (left for their jobs)")
 
 
-def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str, outputs: list[str],
-                  fingerprints: list[str], logs: list[str], threads: int = 1, log: str | None = None,
-                  data: list[str] | None = None, backend: str = DEFAULT_BACKEND, scheduler: str | None = None,
-                  twins: dict[str, str] | None = None, done: list[dict] | None = None) -> None:
+def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str, folder: str, log_dir: str,
+                  threads: int = 1, log: str | None = None, data: list[str] | None = None,
+                  backend: str = DEFAULT_BACKEND, scheduler: str | None = None, twins: dict[str, str] | None = None,
+                  done: list[dict] | None = None) -> None:
     """A pack of one experiment's cells in one process (:func:`~rankrepro.pipeline.schedule.cell_packs`:
     the workflow's job for cells of a few seconds each, whose start-up would otherwise cost
     about as much as their work).  Each cell is done exactly as its own job does it
-    (:func:`_cell_job`): its results ``outputs[i]``, its fingerprint file ``fingerprints[i]`` and
-    its log ``logs[i]`` are its own.  A cell whose results and fingerprint file are current
+    (:func:`_cell_job`): its results ``<folder>/<cell>.parquet``, its fingerprint file
+    ``<folder>/<cell>.fingerprint`` and its log ``<log_dir>/<cell>.log`` are its own, as rule
+    run_cell names them.  A cell whose results and fingerprint file are current
     (:func:`~rankrepro.pipeline.freshness.is_current`: the workflow keeps a pack's files while
     its job runs) is not computed again: an edit that changes one cell of a pack recomputes that
     cell.  ``twins``: cell -> its twin's results, for the cells taken from a twin.  ``done``: when
     given, each cell's own figures are appended to it (cell, seconds of work, computed or kept),
     for the pipeline benchmark."""
     import time
-
-    from .pipeline.freshness import data_path_identity, is_current
 
     # the variants of the pack's sensitivity cells only (building every variant of an
     # experiment with many open choices costs ~0.9 s, one variant ~0.1 s)
@@ -190,9 +189,7 @@ def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str
     pack_log = _logger(log)
     twins = twins or {}
     data_path = data[0] if data else None
-    data_id = data_path_identity(data_path)
-    current = {c for c, out, fp in zip(cells, outputs, fingerprints)
-               if is_current(exp, c, data_id, Path(fp), Path(out))}
+    current = _current_cells(exp, cells, Path(folder), data_path)
     pack_log(f"{experiment} [{scale}]: {len(cells)} cells in one job (a pack)"
              + (f", {len(current)} of them current, kept: {', '.join(c for c in cells if c in current)}"
                 if current else ""))
@@ -200,16 +197,17 @@ def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str
         from .data.processed_check import check_processed
 
         check_processed(data[0])
-    for i, (cell, out, fp, cell_log) in enumerate(zip(cells, outputs, fingerprints, logs)):
+    for i, cell in enumerate(cells):
         if cell in current:
             if done is not None:
                 done.append({"cell": cell, "work_s": 0.0, "kept": True})
             continue
         t0 = time.perf_counter()
-        logger = _logger(cell_log)
+        logger = _logger(str(Path(log_dir) / f"{cell}.log"))
         logger(f"{experiment} [{scale}] {cell}: cell {i + 1} of {len(cells)} of a pack (log of the pack: {log})")
-        _cell_job(exp, cell, scale, out, logger, threads=threads, data=data, backend=backend, scheduler=scheduler,
-                  fingerprint=fp, twin=twins.get(cell), check_data=False)
+        _cell_job(exp, cell, scale, str(Path(folder) / f"{cell}.parquet"), logger, threads=threads, data=data,
+                  backend=backend, scheduler=scheduler, fingerprint=str(Path(folder) / f"{cell}.fingerprint"),
+                  twin=twins.get(cell), check_data=False)
         if done is not None:
             done.append({"cell": cell, "work_s": time.perf_counter() - t0, "kept": False})
         pack_log(f"{experiment} [{scale}] {cell}: done ({i + 1}/{len(cells)})")

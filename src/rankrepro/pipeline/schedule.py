@@ -120,24 +120,23 @@ def cell_packs(exp, seconds: dict[str, float], copies: Iterable[str] = (), cell_
     copies = set(copies)
     waited_for = set(_waiting(exp))
     packs: list[list[str]] = []
-    open_: dict[bool, tuple[list[str], float]] = {False: ([], 0.0), True: ([], 0.0)}
+    filling: dict[bool, list[str]] = {False: [], True: []}  # computing cells, copies of a twin
+    total = {False: 0.0, True: 0.0}
 
     def close(kind: bool) -> None:
-        cells, _ = open_[kind]
-        if len(cells) > 1:
-            packs.append(cells)
-        open_[kind] = ([], 0.0)
+        if len(filling[kind]) > 1:
+            packs.append(filling[kind])
+        filling[kind], total[kind] = [], 0.0
 
     for c in exp.all_cells:
-        key = f"{exp.name}/{c.id}"
-        own = seconds.get(key)
+        own = seconds.get(f"{exp.name}/{c.id}")
         if (own is None or own > cell_s or c.id in waited_for
                 or reused_trials(exp, c) is not None or reread_of(exp, c) is not None):
             continue
         kind = c.id in copies
-        cells, total = open_[kind]
-        open_[kind] = (cells + [c.id], total + own)
-        if open_[kind][1] >= pack_s or len(open_[kind][0]) >= max_cells:
+        filling[kind].append(c.id)
+        total[kind] += own
+        if total[kind] >= pack_s or len(filling[kind]) >= max_cells:
             close(kind)
     close(False)
     close(True)
