@@ -14,7 +14,7 @@ import pytest
 
 from rankrepro.jobs import job_run_cell, job_run_cells
 from rankrepro.pipeline.catalog import load_experiment
-from rankrepro.pipeline.cells import reread_of, reused_trials, twin_cells
+from rankrepro.pipeline.cells import reread_of, rereads_of, reused_trials, twin_cells
 from rankrepro.pipeline.schedule import (PACK_CELL_S, PACK_CELLS, PACK_S, _waiting, cell_packs, load_seconds,
                                          write_seconds)
 
@@ -34,16 +34,27 @@ def _check_packs(exp, packs, seconds, copies):
         assert 2 <= len(p) <= PACK_CELLS
         assert not seen & set(p), "a cell in two packs"
         seen |= set(p)
-        assert [order.index(c) for c in p] == sorted(order.index(c) for c in p)
+        # in the experiment's order, but for readers, each right after the cells before it
+        # whose fits it reads (pipeline.cells.reread_of)
+        computing = [c for c in p if reread_of(exp, exp.cell(c)) is None]
+        assert [order.index(c) for c in computing] == sorted(order.index(c) for c in computing)
         # all copies of a twin, or none: no pack waits for a pack of its own experiment that waits for it
         assert len({c in copies for c in p}) == 1
         for c in p:
             assert seconds[f"{exp.name}/{c}"] <= PACK_CELL_S
             cell = exp.cell(c)
-            assert reused_trials(exp, cell) is None and reread_of(exp, cell) is None
-            assert c not in _waiting(exp)
-        # a pack stops growing at PACK_S: only its last cell may take it there
-        assert sum(seconds[f"{exp.name}/{c}"] for c in p[:-1]) < PACK_S
+            assert reused_trials(exp, cell) is None
+            # a reader is packed right after the cell whose fits it reads, with the other readers
+            base = reread_of(exp, cell)
+            if base is not None:
+                assert base in p and p.index(base) < p.index(c)
+                assert set(p[p.index(base) + 1:p.index(c)]) <= set(_waiting(exp)[base])
+            # a cell others wait for: only readers wait, and all of them are in its pack
+            for w in _waiting(exp).get(c, []):
+                assert reread_of(exp, exp.cell(w)) == c and w in p
+        # a pack stops growing at PACK_S: only its last cell (with its readers) may take it there
+        last = p.index(computing[-1])
+        assert sum(seconds[f"{exp.name}/{c}"] for c in p[:last]) < PACK_S
     return seen
 
 
@@ -89,15 +100,26 @@ def test_packs_of_a_made_up_measurement():
     del seconds[f"{exp.name}/{ids[5]}"]  # never measured: alone
     packs = cell_packs(exp, seconds)
     _check_packs(exp, packs, seconds, set())
-    assert packs[0] == [ids[0], ids[1], ids[3], ids[4]]  # 40 s reached at the fourth
+    # voted_prank's reader right after it (vote_output=rank: read off its runs); 40 s reached at ids[3]
+    assert ids[1] == "voted_prank" and rereads_of(exp, ids[1]) == ["voted_prank~vote_output=rank"]
+    assert packs[0] == [ids[0], ids[1], "voted_prank~vote_output=rank", ids[3]]
+    # a reader measured long: neither it nor the cell it reads joins a pack
+    seconds["harrington2003/table1/voted_prank~vote_output=rank"] = PACK_CELL_S + 1
+    flat = [c for p in cell_packs(exp, seconds) for c in p]
+    assert ids[1] not in flat and "voted_prank~vote_output=rank" not in flat and ids[0] in flat
+    seconds["harrington2003/table1/voted_prank~vote_output=rank"] = 10.0
     flat = [c for p in packs for c in p]
     assert ids[2] not in flat and ids[5] not in flat
     assert cell_packs(exp, {f"{exp.name}/{ids[0]}": 1.0}) == []  # one short cell: no pack
     # copies of a twin go apart from the cells that compute
-    copies = set(ids[6:10])
+    plain = [c for c in ids if not rereads_of(exp, c) and reread_of(exp, exp.cell(c)) is None]
+    copies = set(plain[3:7])
     packs = cell_packs(exp, {f"{exp.name}/{c}": 1.0 for c in ids}, copies=copies)
-    assert set(ids[6:10]) in [set(p) for p in packs]
-    _check_packs(exp, packs, {f"{exp.name}/{c}": 1.0 for c in ids}, copies)
+    assert copies in [set(p) for p in packs]
+    # a copy computes no runs for readers: it and its readers keep their own jobs
+    packs = cell_packs(exp, {f"{exp.name}/{c}": 1.0 for c in ids}, copies={"oap_vp-tau0.3"})
+    assert not {"oap_vp-tau0.3", "oap_vp-tau0.3~vote_output=rank"} & {c for p in packs for c in p}
+    _check_packs(exp, packs, {f"{exp.name}/{c}": 1.0 for c in ids}, {"oap_vp-tau0.3"})
 
 
 def test_a_pack_writes_what_each_cells_own_job_writes(tmp_path):

@@ -101,9 +101,10 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
     # a main cell needs no variant; a sensitivity cell <base>~<choice>=<value> needs its own
     variant = tuple(cell.split("~", 1)[1].split("=", 1)) if "~" in cell else False
     exp = _load(experiment, scale, config_dir, sensitivity=variant)
-    if not variant and not twin and not reuse and _may_be_read(exp):
+    if not variant and not twin and not reuse and _may_be_read(exp, cell):
         # a main cell whose fits other cells may read (pipeline.cells.reread_of) needs the
-        # variants to know them
+        # variants to know them (a sensitivity cell's own job loads its variant only: the cells
+        # that read its fits compute their own, unless a pack holds them with it)
         exp = _load(experiment, scale, config_dir, sensitivity=True)
     _cell_job(exp, cell, scale, output, _logger(log), threads=threads, data=data, backend=backend,
               scheduler=scheduler, fingerprint=fingerprint, reuse=reuse, twin=twin, reread=reread)
@@ -112,13 +113,18 @@ def job_run_cell(experiment: str, cell: str, scale: str, config_dir: str, output
 def _cell_job(exp: Experiment, cell: str, scale: str, output: str, logger: Callable[[str], None], threads: int = 1,
               data: list[str] | None = None, backend: str = DEFAULT_BACKEND, scheduler: str | None = None,
               fingerprint: str | None = None, reuse: str | None = None, twin: str | None = None,
-              reread: str | None = None, kept=None, check_data: bool = True) -> None:
+              reread: str | None = None, kept=None, check_data: bool = True, read=None,
+              keep: frozenset[str] = frozenset()) -> dict:
     """One cell's work, as its job does it (:func:`job_run_cell`; a pack's job,
     :func:`job_run_cells`, does it for each of its cells in one process): its trials computed
     (or taken from its twin ``twin``, or read off its main cell's fits), its results written to
     ``output``, then its fingerprint file.  ``kept``: the main cell's frame whose trials it takes
     over, when the caller has it already (else read from ``reuse``); ``check_data``: check the
-    processed data file first (a pack's job checks it once for all its cells)."""
+    processed data file first (a pack's job checks it once for all its cells); ``read``: the
+    frame another cell of the same pack computed for this one from its fits
+    (:func:`~rankrepro.pipeline.cells.reread_of`), taken.  Returns the frames this cell's fits
+    gave the cells that read them: those in ``keep`` (cells of the same pack) are returned to
+    the caller, the others left for their own jobs (:mod:`~rankrepro.pipeline.handoff`)."""
     experiment = exp.name
     size = cell_size_text(exp, cell)
     logger(f"{experiment} [{scale}] {cell}: {size} on {threads} worker(s)" + (f" on {data[0]}" if data else "")
@@ -131,7 +137,13 @@ def _cell_job(exp: Experiment, cell: str, scale: str, output: str, logger: Calla
         check_processed(data[0])
     data_path = data[0] if data else None
     df, readers = None, {}
-    if twin:
+    if read is not None:
+        from .pipeline.runner import from_reread
+
+        df = from_reread(exp, cell, read)
+        logger(f"{experiment} [{scale}] {cell}: its trials read off {reread_base(exp, cell)}'s fits in this job "
+               "(only the prediction differs): taken, nothing fitted")
+    elif twin:
         from .pipeline.runner import from_twin
 
         df = from_twin(exp, cell, read_cell(twin), twin_cell=Path(twin).stem)
@@ -141,11 +153,11 @@ def _cell_job(exp: Experiment, cell: str, scale: str, output: str, logger: Calla
         from .pipeline.handoff import take
 
         df = take(exp, cell, data_path)
-        base = exp.cell(cell).base
+        base = reread_base(exp, cell)
         logger(f"{experiment} [{scale}] {cell}: " + (
-            f"its trials read off main cell {base}'s fits by that cell's job (only the prediction differs): taken, "
+            f"its trials read off {base}'s fits by that cell's job (only the prediction differs): taken, "
             "nothing fitted" if df is not None else
-            f"main cell {base}'s job left no frame for it (that cell was not run now): computed"))
+            f"{base}'s job left no frame for it (that cell was not run now): computed"))
     if df is None:
         from .pipeline.runner import run_cell
 
@@ -157,12 +169,25 @@ def _cell_job(exp: Experiment, cell: str, scale: str, output: str, logger: Calla
         from .pipeline.freshness import write_fingerprint
 
         write_fingerprint(exp, cell, data_path, fingerprint)
+    kept_here = {c: f for c, f in readers.items() if c in keep}
+    readers = {c: f for c, f in readers.items() if c not in keep}
+    if kept_here:
+        logger(f"{experiment} [{scale}] {cell}: the same fits read for {', '.join(kept_here)} (cells of this job)")
     if readers:
         from .pipeline.handoff import leave
 
         left = leave(exp, readers, data_path, skip=_current_cells(exp, readers, Path(output).parent, data_path))
         if left:
             logger(f"{experiment} [{scale}] {cell}: the same fits read for {', '.join(left)} (left for their jobs)")
+    return kept_here
+
+
+def reread_base(exp, cell: str) -> str:
+    """The cell whose fits ``cell`` reads, in words for a log."""
+    from .pipeline.cells import reread_of
+
+    base = reread_of(exp, exp.cell(cell)) or exp.cell(cell).base
+    return f"main cell {base}" if "~" not in base else f"cell {base}"
 
 
 def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str, folder: str, log_dir: str,
@@ -197,7 +222,11 @@ def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str
         from .data.processed_check import check_processed
 
         check_processed(data[0])
+    # frames computed from another cell's fits for cells further on in this pack (pipeline.cells.reread_of)
+    pending: dict = {}
+    later = set(cells)
     for i, cell in enumerate(cells):
+        later.discard(cell)
         if cell in current:
             if done is not None:
                 done.append({"cell": cell, "work_s": 0.0, "kept": True})
@@ -205,20 +234,25 @@ def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str
         t0 = time.perf_counter()
         logger = _logger(str(Path(log_dir) / f"{cell}.log"))
         logger(f"{experiment} [{scale}] {cell}: cell {i + 1} of {len(cells)} of a pack (log of the pack: {log})")
-        _cell_job(exp, cell, scale, str(Path(folder) / f"{cell}.parquet"), logger, threads=threads, data=data,
-                  backend=backend, scheduler=scheduler, fingerprint=str(Path(folder) / f"{cell}.fingerprint"),
-                  twin=twins.get(cell), check_data=False)
+        pending.update(_cell_job(exp, cell, scale, str(Path(folder) / f"{cell}.parquet"), logger, threads=threads,
+                                 data=data, backend=backend, scheduler=scheduler,
+                                 fingerprint=str(Path(folder) / f"{cell}.fingerprint"), twin=twins.get(cell),
+                                 check_data=False, read=pending.pop(cell, None),
+                                 keep=frozenset(later - current)))
         if done is not None:
             done.append({"cell": cell, "work_s": time.perf_counter() - t0, "kept": False})
         pack_log(f"{experiment} [{scale}] {cell}: done ({i + 1}/{len(cells)})")
 
 
-def _may_be_read(exp) -> bool:
-    """Whether other cells of ``exp`` may read its main cells' fits: its protocol reads one fit
-    under several specs and it has open protocol choices."""
+def _may_be_read(exp, cell: str) -> bool:
+    """Whether other cells of ``exp`` may read main cell ``cell``'s fits: its protocol reads one
+    fit under several specs, its learner declares prediction-only parameters and the
+    experiment has open protocol choices."""
     from .protocols import PROTOCOLS
 
-    return (getattr(PROTOCOLS[exp.cfg.experiment.protocol], "run_rereads", None) is not None
+    protocol = PROTOCOLS[exp.cfg.experiment.protocol]
+    return (getattr(protocol, "run_rereads", None) is not None
+            and bool(getattr(protocol.estimators.get(exp.cell(cell).estimator), "PREDICT_ONLY", ()))
             and bool(exp.cfg.experiment.get("sensitivity")))
 
 

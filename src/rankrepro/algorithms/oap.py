@@ -102,6 +102,9 @@ class OAPBPM(_OAP):
 class _OAPVote(_OAP):
     """An ensemble whose output is a (vote-weighted) mean of the members' ranks."""
 
+    #: parameters that change only how the final rule predicts, never the run (the online
+    #: predictions are always the nearest rank): rankrepro.pipeline.cells.reread_of
+    PREDICT_ONLY = ("output",)
     _constraints = {"output": OneOf(("mean", "rank"))}
 
     def __init__(self, *, n_ranks: int = 5, N: int = 100, tau: float = 0.3, output: str = "mean", seed=None):

@@ -142,6 +142,9 @@ class VotedPRank(OnlineRanker):
     rule made.  The two differ by exactly 1 on every hypothesis but the first."""
 
     name = "voted_prank"
+    #: parameters that change only how the final rule predicts, never the run (the online
+    #: predictions are the current PRank rule's): rankrepro.pipeline.cells.reread_of
+    PREDICT_ONLY = ("output",)
     _constraints = {"output": OneOf(("mean", "rank")), "count": OneOf(("freund_schapire", "harrington"))}
 
     def __init__(self, *, n_ranks: int = 5, output: str = "mean", count: str = "freund_schapire"):

@@ -194,12 +194,16 @@ def reused_trials(exp: Experiment, cell: Cell) -> tuple[str, int] | None:
 
 
 def reread_of(exp: Experiment, cell: Cell) -> str | None:
-    """The main cell whose fits sensitivity cell ``cell`` reads under other settings, when
-    the two differ only in parameters the learner declares prediction-only
-    (``PREDICT_ONLY``, e.g. GPOR's ``ordinal_predict``: the fit does not depend on it) and
+    """The cell whose fits sensitivity cell ``cell`` reads under other settings, when the two
+    differ only in parameters the learner declares prediction-only (``PREDICT_ONLY``, e.g.
+    GPOR's ``ordinal_predict``, Harrington's ``output``: the fit does not depend on them) and
     the protocol can read one fit under several (``run_rereads``): the workflow computes such
-    a cell's trials in its main cell's job, from the same fits (bit for bit what it would
-    compute on its own; :mod:`.handoff`).  None otherwise."""
+    a cell's trials in that cell's job, from the same fits (bit for bit what it would compute
+    on its own; :mod:`.handoff`).  That cell is its main cell, or else an earlier sensitivity
+    cell of the same main cell (Harrington's ``encoding_and_vote=centred_rank`` reads the fits
+    of ``instance_encoding=centred``) that computes its own fits: it reads no other cell's,
+    takes over no trials and is not the main cell's computation again.  All of them run on the
+    main cell's seeds.  None otherwise."""
     if not cell.base:
         return None
     from ..protocols import PROTOCOLS
@@ -207,21 +211,60 @@ def reread_of(exp: Experiment, cell: Cell) -> str | None:
     protocol = PROTOCOLS[exp.cfg.experiment.protocol]
     if getattr(protocol, "run_rereads", None) is None:
         return None
-    var, vc = exp.variant_of(cell)
     main = exp.cell(cell.base)
     only = getattr(protocol.estimators.get(main.estimator), "PREDICT_ONLY", ())
-    if var.cfg.experiment.protocol != exp.cfg.experiment.protocol or not only or vc.estimator != main.estimator:
+    if not only:
         return None
-    a, b = _fingerprint_payload(var, vc), _fingerprint_payload(exp, main)
-    if a["params"] == b["params"]:
-        return None  # the same computation: a twin (twin_cells), not a re-reading
-    for p in (a, b):
-        p["params"] = {k: v for k, v in p["params"].items() if k not in only}
-    return cell.base if a == b else None
+    found = exp.__dict__.setdefault("_reread_of", {})
+    if cell.id not in found:
+        found[cell.id] = _reread_base(exp, cell, main, tuple(only))
+    return found[cell.id]
+
+
+def _reread_base(exp: Experiment, cell: Cell, main: Cell, only: tuple[str, ...]) -> str | None:
+    mine = _payload_of(exp, cell)
+    if mine is None:
+        return None
+    main_payload = _payload_of(exp, main)
+    candidates = [main] + [c for c in exp.sensitivity_cells if c.base == cell.base and c.id != cell.id]
+    for c in candidates:
+        if c.id == cell.id:
+            continue
+        if c is not main:
+            if exp.sensitivity_cells.index(c) > exp.sensitivity_cells.index(cell):
+                break  # only earlier cells: no two cells read each other's
+            if reread_of(exp, c) is not None or reused_trials(exp, c) is not None:
+                continue
+        theirs = _payload_of(exp, c)
+        if theirs is None or (c is not main and theirs == main_payload):
+            continue
+        if theirs == mine:
+            return None  # the same computation: a twin (twin_cells), not a re-reading
+        if theirs["params"] == mine["params"]:
+            continue
+        a, b = dict(mine), dict(theirs)
+        for p in (a, b):
+            p["params"] = {k: v for k, v in p["params"].items() if k not in only}
+        if a == b:
+            return c.id
+    return None
+
+
+def _payload_of(exp: Experiment, cell: Cell) -> dict | None:
+    """The fingerprint payload of the computation ``cell`` runs (a sensitivity cell's: its
+    variant's), kept per experiment; None when it runs another protocol or learner than its
+    main cell."""
+    kept = exp.__dict__.setdefault("_payloads", {})
+    if cell.id not in kept:
+        var, vc = exp.variant_of(cell)
+        main = exp.cell(cell.base) if cell.base else cell
+        same = (var.cfg.experiment.protocol == exp.cfg.experiment.protocol and vc.estimator == main.estimator)
+        kept[cell.id] = _fingerprint_payload(var, vc) if same else None
+    return kept[cell.id]
 
 
 def rereads_of(exp: Experiment, cell_id: str) -> list[str]:
-    """The sensitivity cells that read main cell ``cell_id``'s fits (:func:`reread_of`)."""
+    """The sensitivity cells that read cell ``cell_id``'s fits (:func:`reread_of`)."""
     found = exp.__dict__.get("_rereads")
     if found is None:
         found = {}

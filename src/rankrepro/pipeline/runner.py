@@ -103,12 +103,12 @@ def run_cell(exp: Experiment, cell_id: str, n_jobs: int = 1, trials: Iterable[in
     ``reuse``: for a sensitivity cell that only runs more trials than its main cell
     (:func:`~rankrepro.pipeline.cells.reused_trials`), the main cell's frame: its trials
     are taken as they are (bit for bit what they would be here) and only the others run.
-    ``rereads``: a dict this fills, for a main cell whose fits other cells read under other
+    ``rereads``: a dict this fills, for a cell whose fits other cells read under other
     prediction settings (:func:`~rankrepro.pipeline.cells.rereads_of`), with each such
     cell's frame, computed from this cell's fits (each trial fitted once)."""
     cell = exp.cell(cell_id)
     readers = []
-    if rereads is not None and not cell.base and reuse is None:
+    if rereads is not None and reuse is None:  # a cell that reads another's fits has no readers itself
         from .cells import rereads_of
 
         readers = [exp.cell(c) for c in rereads_of(exp, cell.id)]

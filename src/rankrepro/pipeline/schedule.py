@@ -106,10 +106,13 @@ def cell_packs(exp, seconds: dict[str, float], copies: Iterable[str] = (), cell_
     paid once), as lists of cell ids in the experiment's order.  A cell joins a pack when the
     last paper-scale benchmark measured it (``seconds``) at most ``cell_s`` seconds of work;
     consecutive such cells fill a pack until their seconds reach ``pack_s`` or it holds
-    ``max_cells`` cells.  A cell that takes over its main cell's trials or reads its fits, and
-    a main cell whose fits others read (:func:`~rankrepro.pipeline.cells.reused_trials`,
-    :func:`~rankrepro.pipeline.cells.reread_of`), keep a job of their own (their jobs hand
-    results to each other); the cells taken from a twin (``copies``: they compute nothing) are
+    ``max_cells`` cells.  A cell whose fits other cells read
+    (:func:`~rankrepro.pipeline.cells.reread_of`) joins a pack with all of its readers, right
+    after it, when every one of them is measured short enough: the pack's job hands each
+    reader its frame from the same fits.  A cell that takes over its main cell's trials
+    (:func:`~rankrepro.pipeline.cells.reused_trials`) and the cell it takes them from keep a
+    job of their own (their jobs hand results to each other), as do readers whose cell does
+    not join a pack; the cells taken from a twin (``copies``: they compute nothing) are
     packed apart from those that compute, so that no pack waits for another pack of its own
     experiment that waits for it.  A cell never measured (a new config) keeps its own job,
     as does a pack of one.  Which cells share a job changes how many processes run, never a
@@ -118,7 +121,7 @@ def cell_packs(exp, seconds: dict[str, float], copies: Iterable[str] = (), cell_
     from .cells import reread_of, reused_trials
 
     copies = set(copies)
-    waited_for = set(_waiting(exp))
+    waiting = _waiting(exp)
     packs: list[list[str]] = []
     filling: dict[bool, list[str]] = {False: [], True: []}  # computing cells, copies of a twin
     total = {False: 0.0, True: 0.0}
@@ -128,14 +131,26 @@ def cell_packs(exp, seconds: dict[str, float], copies: Iterable[str] = (), cell_
             packs.append(filling[kind])
         filling[kind], total[kind] = [], 0.0
 
+    def short(cid: str) -> bool:
+        own = seconds.get(f"{exp.name}/{cid}")
+        return own is not None and own <= cell_s
+
     for c in exp.all_cells:
-        own = seconds.get(f"{exp.name}/{c.id}")
-        if (own is None or own > cell_s or c.id in waited_for
-                or reused_trials(exp, c) is not None or reread_of(exp, c) is not None):
+        if not short(c.id) or reused_trials(exp, c) is not None or reread_of(exp, c) is not None:
             continue
+        group = [c.id]
+        readers = waiting.get(c.id, [])
+        if readers:
+            # packed with all its readers, or not at all (a cell taking over its trials, a
+            # reader not measured or long, a copy that computes no fits)
+            if (c.id in copies or any(reread_of(exp, exp.cell(r)) != c.id or not short(r) for r in readers)):
+                continue
+            group += readers
         kind = c.id in copies
-        filling[kind].append(c.id)
-        total[kind] += own
+        if filling[kind] and len(filling[kind]) + len(group) > max_cells:
+            close(kind)
+        filling[kind].extend(group)
+        total[kind] += sum(seconds[f"{exp.name}/{g}"] for g in group)
         if total[kind] >= pack_s or len(filling[kind]) >= max_cells:
             close(kind)
     close(False)

@@ -11,7 +11,7 @@ training stream (``online_amae``, ``online_qwk``) and on the test set (``test_am
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -44,11 +44,52 @@ class TrialSpec(Spec):
 
 
 def online_trial(spec: TrialSpec) -> list[tuple[str, int | None, float]]:
+    est, split, preds = _fit(spec)
+    return _rows(spec, est, split, preds)
+
+
+def online_trial_rereads(spec: TrialSpec, others: list[TrialSpec]) -> tuple[list, list[list]]:
+    """One run of the learner, read under ``spec``'s settings and under each of ``others``'
+    (specs that differ from ``spec`` only in the learner's prediction-only parameters,
+    ``PREDICT_ONLY``: Harrington's ``output``, the mean rank or the nearest rank to it, is
+    applied to the final rule's test predictions; the online predictions, and so the run,
+    never read it): ``spec``'s rows and each other's, as :func:`online_trial` gives them for
+    each spec."""
+    only = tuple(getattr(ONLINE[spec.estimator], "PREDICT_ONLY", ()))
+    for o in others:
+        if not only or _shared(o, only) != _shared(spec, only):
+            raise ValueError(f"a spec to read off the run of {spec.estimator} differs in more than "
+                             f"{', '.join(only) or 'nothing'}")
+    est, split, preds = _fit(spec)
+    mine = _rows(spec, est, split, preds)
+    theirs = []
+    for o in others:
+        est.set_params(**{k: v for k, v in o.params.items() if k in only})
+        theirs.append(_rows(o, est, split, preds))
+    return mine, theirs
+
+
+def _shared(spec: TrialSpec, only: tuple[str, ...]) -> tuple:
+    """What a run depends on: the spec without its prediction-only parameters."""
+    out = []
+    for f in fields(spec):
+        v = getattr(spec, f.name)
+        if f.name == "params":
+            v = sorted((k, repr(p)) for k, p in v.items() if k not in only)
+        elif isinstance(v, np.random.SeedSequence):
+            v = (repr(v.entropy), tuple(v.spawn_key), v.pool_size)
+        elif isinstance(v, dict):
+            v = repr(sorted(v.items()))
+        out.append((f.name, v))
+    return tuple(out)
+
+
+def _fit(spec: TrialSpec):
+    """The trial's data and one online pass of its learner: (estimator, split, online predictions)."""
     data_rng = np.random.default_rng(spec.data_seed)
     extra = {"data_path": spec.data_path} if spec.data_path is not None else {}
     split = BUILDERS[spec.builder](spec.n_train, spec.n_test, data_rng, **spec.builder_params, **extra)
-    phi = FEATURE_MAPS[spec.features]
-    Xtr = phi(split.X_train)
+    Xtr = FEATURE_MAPS[spec.features](split.X_train)
     cls = ONLINE[spec.estimator]
     params = dict(spec.params)
     if "seed" in cls._param_names():
@@ -56,6 +97,13 @@ def online_trial(spec: TrialSpec) -> list[tuple[str, int | None, float]]:
     # the data fix the number of ranks (MovieLens has 5 where EachMovie has 6)
     est = cls(n_ranks=split.n_ranks, **params)
     preds = est.fit_online(Xtr, split.y_train)
+    return est, split, preds
+
+
+def _rows(spec: TrialSpec, est, split, preds) -> list[tuple[str, int | None, float]]:
+    """The trial's rows: the online curve from the predictions made before each update, then
+    the final rule's test metrics (predicted under the estimator's current settings)."""
+    phi = FEATURE_MAPS[spec.features]
     rows: list[tuple[str, int | None, float]] = []
     if "online_rank_loss" in spec.metrics:
         pts = checkpoints(spec.n_train, spec.curve_points)
@@ -98,6 +146,10 @@ class Online(Protocol):
 
     def run(self, spec: TrialSpec):
         return online_trial(spec)
+
+    def run_rereads(self, spec: TrialSpec, others: list[TrialSpec]):
+        """``spec``'s rows and those of ``others``, read off one run (:func:`online_trial_rereads`)."""
+        return online_trial_rereads(spec, others)
 
     def size_text(self, exp) -> str:
         return f"{exp.n_trials} trials, {exp.n_train} training rounds, {exp.n_test} test examples"

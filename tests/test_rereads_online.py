@@ -1,0 +1,149 @@
+"""Harrington's ``vote_output`` (OAP-Bagg, OAP-VP and voted PRank: the final rule's mean rank
+or the nearest rank to it) is prediction-only: the online predictions, and so the whole run,
+never read it.  A sensitivity cell that differs from another cell in it alone is read off that
+cell's runs (rankrepro.pipeline.cells.reread_of), bit for bit what it computes on its own: its
+main cell's (``vote_output=rank``) or an earlier sensitivity cell's
+(``encoding_and_vote=centred_rank`` reads ``instance_encoding=centred``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rankrepro.algorithms import ONLINE
+from rankrepro.pipeline.catalog import load_experiment
+from rankrepro.pipeline.cells import reread_of, rereads_of, reused_trials
+from rankrepro.pipeline.runner import default_data_path, run_cell, trial_spec
+from rankrepro.protocols.online import online_trial, online_trial_rereads
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cf():
+    return load_experiment("harrington2003/table2_cystic_fibrosis", "smoke")
+
+
+@pytest.fixture(scope="module")
+def cf_paper():
+    return load_experiment("harrington2003/table2_cystic_fibrosis", "paper")
+
+
+def test_which_learners_declare_a_prediction_only_parameter():
+    """Exactly the three learners with Harrington's mean-rank output."""
+    declared = {name for name, cls in ONLINE.items() if getattr(cls, "PREDICT_ONLY", ())}
+    assert declared == {"oap_bagg", "oap_vp", "voted_prank"}
+    assert all(ONLINE[n].PREDICT_ONLY == ("output",) for n in declared)
+
+
+@pytest.mark.parametrize("estimator,extra", [("oap_vp", {"N": 7, "tau": 0.4}), ("oap_bagg", {"N": 5, "tau": 0.7}),
+                                             ("voted_prank", {})])
+def test_the_output_changes_no_online_prediction_and_a_reread_is_the_trial_itself(cf, estimator, extra):
+    """One run read under output=mean and output=rank gives each spec's rows exactly as its own
+    trial gives them; the online curve is the same under both, the test loss is not (so the
+    test can fail)."""
+    exp = cf
+    cell = exp.cell("oap_vp-tau0.3")
+    base = replace(trial_spec(exp, cell, 0, default_data_path(exp)), estimator=estimator,
+                   params={**extra, "output": "mean"})
+    other = replace(base, params={**extra, "output": "rank"})
+    mine, (theirs,) = online_trial_rereads(base, [other])
+    assert mine == online_trial(base)
+    assert theirs == online_trial(other)
+    curve = lambda rows: [r for r in rows if r[0] == "online_rank_loss"]  # noqa: E731
+    assert curve(mine) == curve(theirs)
+    assert [r for r in mine if r[0] == "test_rank_loss"] != [r for r in theirs if r[0] == "test_rank_loss"]
+
+
+def test_a_spec_that_differs_in_more_than_the_output_is_refused(cf):
+    exp = cf
+    spec = trial_spec(exp, exp.cell("oap_vp-tau0.3"), 0, default_data_path(exp))
+    with pytest.raises(ValueError, match="differs in more than output"):
+        online_trial_rereads(spec, [replace(spec, params={**spec.params, "tau": 0.2})])
+    with pytest.raises(ValueError, match="differs in more than output"):
+        online_trial_rereads(spec, [replace(spec, n_test=spec.n_test + 1)])
+    prank = trial_spec(exp, exp.cell("prank"), 0, default_data_path(exp))
+    with pytest.raises(ValueError, match="differs in more than nothing"):
+        online_trial_rereads(prank, [prank])
+
+
+def test_which_paper_cells_are_read_off_another_cells_fits(cf_paper):
+    """Cystic fibrosis at paper scale: the 7 vote_output=rank cells read their main cells, the
+    28 encoding_and_vote=<encoding>_rank cells of the voting learners read
+    instance_encoding=<encoding>; nothing else, and no cell both reads and is read."""
+    exp = cf_paper
+    read = {c.id: reread_of(exp, c) for c in exp.sensitivity_cells}
+    read = {k: v for k, v in read.items() if v}
+    voting = ("voted_prank", "oap_vp", "oap_bagg")
+    want = {}
+    for c in exp.sensitivity_cells:
+        main = exp.cell(c.base)
+        if main.estimator not in voting:
+            continue
+        if c.choice == "vote_output":
+            want[c.id] = c.base
+        elif c.choice == "encoding_and_vote" and c.value.endswith("_rank"):
+            want[c.id] = f"{c.base}~instance_encoding={c.value[:-len('_rank')]}"
+    assert read == want and len(want) == 35
+    assert not set(read) & set(read.values())
+    assert all(reused_trials(exp, exp.cell(k)) is None for k in read)
+    assert sorted(rereads_of(exp, "oap_vp-tau0.3~instance_encoding=centred")) == \
+        ["oap_vp-tau0.3~encoding_and_vote=centred_rank"]
+    assert rereads_of(exp, "prank~instance_encoding=centred") == []
+
+
+def test_a_sensitivity_cell_computes_its_readers_with_it(cf):
+    """run_cell of instance_encoding=centred fills its reader's frame, equal to the reader
+    computed on its own; its own rows are unchanged."""
+    exp = cf
+    base = "oap_bagg-tau0.3~instance_encoding=centred"
+    (rid,) = rereads_of(exp, base)
+    read: dict[str, pd.DataFrame] = {}
+    mine = run_cell(exp, base, rereads=read)
+    assert list(read) == [rid]
+    pd.testing.assert_frame_equal(mine, run_cell(exp, base), check_exact=True)
+    alone = run_cell(exp, rid)
+    pd.testing.assert_frame_equal(read[rid], alone, check_exact=True)
+    assert json.loads(alone["params"].iloc[0])["output"] == "rank"
+    assert not np.array_equal(mine.loc[mine.metric == "test_rank_loss", "value"].to_numpy(),
+                              alone.loc[alone.metric == "test_rank_loss", "value"].to_numpy())
+
+
+def test_a_pack_hands_its_readers_their_frames(cf, tmp_path, monkeypatch):
+    """A pack holding a cell and its reader computes the reader from the same runs, in memory
+    (nothing left in the cache folder), bit for bit the reader's own job; a pack whose base is
+    current computes the reader on its own."""
+    from rankrepro.jobs import job_run_cell, job_run_cells
+
+    monkeypatch.setenv("RANKREPRO_CACHE_DIR", str(tmp_path / "cache"))
+    base = "oap_vp-tau0.2~instance_encoding=rank_const"
+    (rid,) = rereads_of(cf, base)
+    alone, pack = tmp_path / "alone", tmp_path / "pack"
+    for d in (alone, pack):
+        d.mkdir()
+    job_run_cell(cf.name, rid, "smoke", str(ROOT / "config"), str(alone / f"{rid}.parquet"),
+                 fingerprint=str(alone / f"{rid}.fingerprint"), log=str(alone / f"{rid}.log"))
+    done: list[dict] = []
+    job_run_cells(cf.name, [base, rid], "smoke", str(ROOT / "config"), str(pack), str(pack),
+                  log=str(pack / "pack.log"), done=done)
+    assert [d["kept"] for d in done] == [False, False]
+    assert not list((tmp_path / "cache").rglob("*.parquet"))  # handed over in memory, nothing left
+    pd.testing.assert_frame_equal(pd.read_parquet(pack / f"{rid}.parquet"), pd.read_parquet(alone / f"{rid}.parquet"),
+                                  check_exact=True)
+    assert "read off cell oap_vp-tau0.2~instance_encoding=rank_const's fits in this job" in \
+        (pack / f"{rid}.log").read_text()
+    assert f"the same fits read for {rid} (cells of this job)" in (pack / f"{base}.log").read_text()
+    a, b = (json.loads((d / f"{rid}.fingerprint").read_text()) for d in (alone, pack))
+    assert {k: v for k, v in a.items() if k != "sha256"} == {k: v for k, v in b.items() if k != "sha256"}
+    # the reader stale, its base current: the reader computes its own runs, the same rows
+    (pack / f"{rid}.fingerprint").unlink()
+    job_run_cells(cf.name, [base, rid], "smoke", str(ROOT / "config"), str(pack), str(pack),
+                  log=str(pack / "pack.log"))
+    assert "read off" not in (pack / f"{rid}.log").read_text().split("cell 2 of 2")[-1]
+    pd.testing.assert_frame_equal(pd.read_parquet(pack / f"{rid}.parquet"), pd.read_parquet(alone / f"{rid}.parquet"),
+                                  check_exact=True)
