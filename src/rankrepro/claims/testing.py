@@ -58,38 +58,69 @@ class Test:
 
 
 #: id(trials) -> (a weak reference to it, its row count, its row positions by (cell, metric),
-#: the values already asked for): the claims of an artefact, its sensitivity analysis and its
+#: the values already asked for, its trial, round and value columns as a frame and as arrays): the claims of an artefact, its sensitivity analysis and its
 #: family's claims read the same frames thousands of times (the frames are never changed in place)
 _FRAMES: dict[int, tuple[weakref.ref, int, dict, dict]] = {}
 
 
-def _frame_index(trials: pd.DataFrame) -> tuple[dict, dict]:
+def _frame_index(trials: pd.DataFrame) -> tuple[dict, dict, pd.DataFrame]:
     hit = _FRAMES.get(id(trials))
     if hit is None or hit[0]() is not trials or hit[1] != len(trials):
         for k in [k for k, v in _FRAMES.items() if v[0]() is None]:
             del _FRAMES[k]
         groups = trials.groupby(["cell", "metric"], sort=False, observed=True).indices if len(trials) else {}
-        hit = _FRAMES[id(trials)] = (weakref.ref(trials), len(trials), groups, {})
-    return hit[2], hit[3]
+        # the three columns a question reads: taking rows of the text columns too (Arrow
+        # strings) cost most of an aggregation's time
+        hit = _FRAMES[id(trials)] = (weakref.ref(trials), len(trials), groups, {},
+                                     trials[["trial", "round", "value"]],
+                                     (trials["trial"].to_numpy(dtype=np.int64),
+                                      trials["round"].to_numpy(dtype=float, na_value=np.nan),
+                                      trials["value"].to_numpy(dtype=float)))
+    return hit[2], hit[3], hit[4]
+
+
+def _frame_arrays(trials: pd.DataFrame) -> tuple[dict, dict, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    _frame_index(trials)
+    hit = _FRAMES[id(trials)]
+    return hit[2], hit[3], hit[5]
 
 
 def trial_values(trials: pd.DataFrame, cell: str, metric: str, rnd) -> pd.Series:
     """A cell's per-trial values of ``metric`` (at round ``rnd`` for a curve), by trial.  Kept per
     frame: the same Series object for the same question (never changed in place by its users)."""
     no_round = rnd is None or (isinstance(rnd, float) and math.isnan(rnd)) or rnd is pd.NA
-    groups, done = _frame_index(trials)
+    groups, done, narrow = _frame_arrays(trials)
     key = (cell, metric, None if no_round else int(rnd))
     if key in done:
         return done[key]
     pos = groups.get((cell, metric))
     # trials[(trials.cell == cell) & (trials.metric == metric)]: the same rows, in the same order
-    t = trials.iloc[pos] if pos is not None else trials.iloc[:0]
+    pos = np.asarray(pos if pos is not None else [], dtype=np.intp)
+    trial, rounds, value = narrow
+    r = rounds[pos]
     if no_round:
-        t = t[t["round"].isna()] if t["round"].notna().any() and t["round"].isna().any() else t
+        missing = np.isnan(r)
+        if missing.any() and not missing.all():
+            pos = pos[missing]
     else:
-        t = t[t["round"] == int(rnd)]
-    done[key] = out = t.groupby("trial")["value"].last().sort_index()
+        pos = pos[r == int(rnd)]
+    done[key] = out = _last_by_trial(trial[pos], value[pos])
     return out
+
+
+def _last_by_trial(trial: np.ndarray, value: np.ndarray) -> pd.Series:
+    """``pd.DataFrame({"trial": trial, "value": value}).groupby("trial")["value"].last()``: each
+    trial's last non-missing value (NaN when it has none), by trial, as one Series."""
+    trials = np.unique(trial)
+    out = np.full(len(trials), np.nan)
+    ok = ~np.isnan(value)
+    if ok.any():
+        at = np.searchsorted(trials, trial[ok])
+        last = np.full(len(trials), -1, dtype=np.intp)
+        np.maximum.at(last, at, np.arange(len(at), dtype=np.intp))
+        has = last >= 0
+        out[has] = value[ok][last[has]]
+    return pd.Series(out, index=pd.Index(trials, dtype="int64", name="trial"), name="value")
 
 
 def less(x: pd.Series, y: pd.Series, what: str) -> Test:

@@ -24,9 +24,9 @@ UNITS = ("trials", "queries")
 
 
 def _rows(trials: pd.DataFrame, cell: str, metric: str) -> pd.DataFrame:
-    groups, _ = _frame_index(trials)
+    groups, _, narrow = _frame_index(trials)  # the trial, round and value columns: all it reads
     pos = groups.get((cell, metric))
-    return trials.iloc[pos] if pos is not None else trials.iloc[:0]
+    return narrow.iloc[pos] if pos is not None else narrow.iloc[:0]
 
 
 def query_metric(metric: str) -> str | None:

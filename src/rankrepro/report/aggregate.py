@@ -11,6 +11,7 @@ the evidence (the numbers it was decided on), by its kind's checker in :mod:`ran
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -35,11 +36,25 @@ def summarize(exp: Experiment, trials: pd.DataFrame) -> pd.DataFrame:
     order = {c.id: i for i, c in enumerate(exp.cells)}
     rows = []
     per_q = [m for m in trials["metric"].unique() if METRICS[m].per_query]
-    trials = trials[~trials["metric"].isin(per_q)]
+    # the columns it reads (taking rows of every text column cost more than the statistics)
+    trials = trials[["cell", "algorithm", "metric", "round", "value"]]
+    if per_q:
+        trials = trials[~trials["metric"].isin(per_q)]
     key_round = trials["round"].fillna(-1)
-    for (cell, metric, rnd), g in trials.groupby([trials["cell"], trials["metric"], key_round], sort=False):
-        iv = t_interval(g["value"].to_numpy())
-        rows.append((cell, g["algorithm"].iloc[0], labels.get(cell, cell), metric,
+    groups = trials.groupby([trials["cell"], trials["metric"], key_round], sort=False)
+    # each group's rows in the frame's order, the groups in the order they first appear (as
+    # iterating the groups gives them), without making a frame per group
+    number = groups.ngroup().to_numpy()
+    by_group = np.argsort(number, kind="stable")
+    starts = np.searchsorted(number[by_group], np.arange(groups.ngroups + 1))
+    cells, algos, metrics = (trials[c].to_numpy(dtype=object) for c in ("cell", "algorithm", "metric"))
+    rounds, values = key_round.to_numpy(), trials["value"].to_numpy()
+    for k in range(groups.ngroups):
+        pos = by_group[starts[k]:starts[k + 1]]
+        first = pos[0]
+        cell, metric, rnd = cells[first], metrics[first], rounds[first]
+        iv = t_interval(values[pos])
+        rows.append((cell, algos[first], labels.get(cell, cell), metric,
                      None if rnd == -1 else int(rnd), iv.n, iv.mean, iv.half_width, iv.low, iv.high))
     out = pd.DataFrame.from_records(rows, columns=SUMMARY_COLUMNS)
     out["round"] = out["round"].astype("Int64")
@@ -345,12 +360,37 @@ def variant_trials(exp: Experiment, trials: pd.DataFrame, choice: str, value: st
     swap = {c.base: c.id for c in exp.sensitivity_cells if c.choice == choice and c.value == value}
     # a value may narrow a grid: only the variant's cells
     main_ids = [c.id for c in exp.variants[(choice, value)].cells]
-    parts = [trials[trials["cell"].isin([i for i in main_ids if i not in swap])]]
-    for base, sid in swap.items():
-        t = trials[trials["cell"] == sid].copy()
-        t["cell"] = base
-        parts.append(t)
-    return pd.concat(parts, ignore_index=True)
+    # the rows of the main cells kept, in the frame's order, then each sensitivity cell's under
+    # its main cell's id: taken in one go (each selection of its own took every text column
+    # of the whole frame again, most of an aggregation's time)
+    rows = _cell_rows(trials)
+    empty = np.empty(0, dtype=np.intp)
+    kept = [rows[i] for i in main_ids if i not in swap and i in rows]
+    parts = [np.sort(np.concatenate(kept)) if kept else empty] + [rows.get(sid, empty) for sid in swap.values()]
+    out = trials.take(np.concatenate(parts)).reset_index(drop=True)
+    if swap:
+        cells = out["cell"].to_numpy(dtype=object, copy=True)
+        at = len(parts[0])
+        for base, part in zip(swap, parts[1:]):
+            cells[at:at + len(part)] = base
+            at += len(part)
+        out["cell"] = pd.array(cells, dtype=trials["cell"].dtype)
+    return out
+
+
+def _cell_rows(trials: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each cell's row positions in ``trials`` (ascending), kept while the frame lives."""
+    hit = _CELL_ROWS.get(id(trials))
+    if hit is None or hit[0]() is not trials or hit[1] != len(trials):
+        for k in [k for k, v in _CELL_ROWS.items() if v[0]() is None]:
+            del _CELL_ROWS[k]
+        rows = {str(k): np.asarray(v) for k, v in trials.groupby("cell", sort=False, observed=True).indices.items()}
+        hit = _CELL_ROWS[id(trials)] = (weakref.ref(trials), len(trials), rows)
+    return hit[2]
+
+
+#: id(frame) -> (a weak reference to it, its row count, its rows by cell) (:func:`_cell_rows`)
+_CELL_ROWS: dict[int, tuple] = {}
 
 
 def _claim_brief(r: ClaimResult) -> dict:
