@@ -238,6 +238,44 @@ def test_ensemble_outputs_on_repeated_rows_are_computed_once_per_distinct_row(ma
     assert distinct_rows(Xd)[1] is None and distinct_rows(Xd)[0] is Xd
 
 
+def _distinct_rows_plain(X):
+    """The definition: rows equal when their stored indices and values are the same bytes."""
+    first, keep, inverse = {}, [], []
+    for t in range(X.shape[0]):
+        a, b = X.indptr[t], X.indptr[t + 1]
+        j = first.setdefault((X.indices[a:b].tobytes(), X.data[a:b].tobytes()), len(keep))
+        if j == len(keep):
+            keep.append(t)
+        inverse.append(j)
+    return keep, inverse
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_distinct_rows_of_rows_of_one_width_are_those_of_the_definition(seed):
+    """Rows that all store the same number of entries (dense data) are compared in one sort:
+    the same distinct rows (first occurrences, in order) and inverse as the definition, with
+    stored zeros, -0.0 against 0.0 (different bytes: different rows) and repeated rows."""
+    from rankrepro.algorithms.base import distinct_rows
+
+    for empty in (sparse.csr_matrix((1, 3)), sparse.csr_matrix((4, 3))):  # rows storing nothing: all equal
+        Xu, inv = distinct_rows(empty)
+        assert (Xu is empty and inv is None) if empty.shape[0] == 1 else (Xu.shape == (1, 3) and inv.tolist() == [0] * 4)
+    rng = np.random.default_rng(seed)
+    n, d = int(rng.integers(1, 60)), int(rng.integers(1, 5))
+    vals = rng.choice(np.array([0.0, -0.0, 1.0, 0.5]), size=(n, d))
+    X = sparse.csr_matrix((vals.ravel(), np.tile(np.arange(d), n), np.arange(0, n * d + 1, d)), shape=(n, d))
+    assert (np.diff(X.indptr) == d).all()
+    keep, inverse = _distinct_rows_plain(X)
+    Xu, inv = distinct_rows(X)
+    if len(keep) == n:
+        assert inv is None and Xu is X
+    else:
+        assert inv.dtype == np.int64 and inv.tolist() == inverse
+        ref_rows = X[np.asarray(keep)]
+        assert np.array_equal(Xu.indptr, ref_rows.indptr) and np.array_equal(Xu.indices, ref_rows.indices)
+        assert Xu.data.tobytes() == ref_rows.data.tobytes()
+
+
 def test_oap_vp_equal_weights_before_any_vote():
     """Before any member has a correct rank, sum_j v_j = 0 and Harrington's ratio is
     undefined; both implementations then take OAP-Bagg's equal-weight mean."""

@@ -392,9 +392,20 @@ MODE_VP = 2
 
 @helper
 def member_ranks(ip, ix, xv, t, W, B, score, rank):
-    """Every member's score and rank on row t (into ``score``, ``rank``)."""
-    for i in range(W.shape[0]):
-        score[i] = dot_row(W[i], ip, ix, xv, t)
+    """Every member's score and rank on row t (into ``score``, ``rank``).  The scores are
+    summed non-zero by non-zero for all members at once (the inner loop over the members,
+    independent sums the compiler can run side by side); each member's sum still starts at
+    0 and adds its terms in the row's order, as :func:`dot_row` does, so the numbers are the
+    same."""
+    N = W.shape[0]
+    for i in range(N):
+        score[i] = 0.0
+    for p in range(ip[t], ip[t + 1]):
+        j = ix[p]
+        x = xv[p]
+        for i in range(N):
+            score[i] += W[i, j] * x
+    for i in range(N):
         rank[i] = rank_of(score[i], B[i])
 
 
