@@ -90,7 +90,7 @@ def _end_load(r: dict) -> str:
 
 def before_after(recs: dict[str, dict]) -> list[str]:
     """The paper-scale run of this commit against earlier commits' runs by the same script
-    (``--rev``), one after the other on the same machine: the comparison the after record
+    (``--rev``), on the same machine the same day: the comparison the after record
     keeps (scripts/bench_pipeline.py, ``compare``)."""
     after = recs.get("pipeline-paper.json")
     if not after or not after.get("before_after"):
@@ -98,7 +98,7 @@ def before_after(recs: dict[str, dict]) -> list[str]:
     out = []
     for c in after["before_after"]:
         load = f"load average {c['before_load_at_end']:.2f} as it ended" if c.get("before_load_at_end") else ""
-        out += [f"Before and after, the same script on the same machine, one run after the other: commit "
+        out += [f"Before and after, the same script on the same machine the same day: commit "
                 f"`{c['before_commit']}` ({c['before_date']}, `{c['before_command']}`; {load}) against "
                 f"`{after['commit']}` ({after['date']}, `{after['command']}`; {_end_load(after)}). Core-minutes "
                 "are the CPU time of every job's process; the Elsas et al. experiments of the `letor_seeds` "

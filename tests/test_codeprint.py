@@ -155,6 +155,40 @@ def test_verify_record_refreshes_the_fingerprint_and_says_so(tmp_path):
     assert r["verified"]["cells"] == 1 and r["verified"]["identical"] == 1 and r["verified"]["date"]
 
 
+def test_verify_against_a_run_of_this_code_compares_its_cells(tmp_path):
+    """--against: a cell another results tree holds as this code made it (its fingerprint file
+    current) is compared as it is there, nothing recomputed, and a changed value there is
+    caught; a cell whose fingerprint there is not current is recomputed here."""
+    from rankrepro.pipeline.freshness import write_fingerprint
+    from rankrepro.pipeline.verify import run
+
+    name, cell = "harrington2003/fig2", "widrow_hoff-eta0.1"
+    exp = load_experiment(name, "paper")
+    root, parquet = _scratch_root(tmp_path, name, cell)
+    other = tmp_path / "other" / "results"
+    od = other / "harrington2003" / "fig2" / "cells"
+    od.mkdir(parents=True)
+    shutil.copy(parquet, od / f"{cell}.parquet")
+    write_fingerprint(exp, cell, None, od / f"{cell}.fingerprint")
+    lines = []
+    checks = run({name: exp}, root=root, echo=lines.append, against=other)
+    assert [(c.cell, c.identical, c.source) for c in checks] == [(cell, True, str(other))]
+    assert not (root / "runs/verify").exists()  # nothing recomputed
+    assert "1 of 1 cell(s) compared as computed in" in lines[-1]
+    df = pd.read_parquet(od / f"{cell}.parquet")
+    k = df.index[df["metric"] != "wall_seconds"][3]
+    df.loc[k, "value"] = df.loc[k, "value"] + 1e-3
+    df.to_parquet(od / f"{cell}.parquet")
+    write_fingerprint(exp, cell, None, od / f"{cell}.fingerprint")
+    checks = run({name: exp}, root=root, echo=lines.append, against=other)
+    assert checks[0].source and not checks[0].identical and checks[0].differing == 1
+    # made by other code there: recomputed here
+    (od / f"{cell}.fingerprint").write_text("made by other code\n")
+    checks = run({name: exp}, root=root, echo=lines.append, against=other)
+    assert checks[0].source == "" and checks[0].identical
+    assert (root / "runs/verify/results/harrington2003/fig2/cells" / f"{cell}.parquet").is_file()
+
+
 def test_verify_cli_names_an_unknown_experiment():
     from rankrepro.cli import main
 

@@ -153,7 +153,7 @@ def _cell_job(exp: Experiment, cell: str, scale: str, output: str, logger: Calla
         from .pipeline.handoff import take
 
         df = take(exp, cell, data_path)
-        base = reread_base(exp, cell)
+        base = _cell_words(Path(reread).stem)  # the input the workflow gave it: that cell's results
         logger(f"{experiment} [{scale}] {cell}: " + (
             f"its trials read off {base}'s fits by that cell's job (only the prediction differs): taken, "
             "nothing fitted" if df is not None else
@@ -186,8 +186,11 @@ def reread_base(exp, cell: str) -> str:
     """The cell whose fits ``cell`` reads, in words for a log."""
     from .pipeline.cells import reread_of
 
-    base = reread_of(exp, exp.cell(cell)) or exp.cell(cell).base
-    return f"main cell {base}" if "~" not in base else f"cell {base}"
+    return _cell_words(reread_of(exp, exp.cell(cell)) or exp.cell(cell).base)
+
+
+def _cell_words(cell_id: str) -> str:
+    return f"main cell {cell_id}" if "~" not in cell_id else f"cell {cell_id}"
 
 
 def job_run_cells(experiment: str, cells: list[str], scale: str, config_dir: str, folder: str, log_dir: str,

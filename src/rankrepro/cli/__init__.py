@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import sys
+from pathlib import Path
 
 from .errors import CliError
 from .overrides import did_you_mean, is_sweep, known_keys, multirun_as_grid, precheck
@@ -39,8 +40,11 @@ def _verify(args) -> int:
         from ..records_check import check
 
         return 1 if check(catalog, jobs=args.jobs, names=args.experiments or None) else 0
+    if args.against is not None and Path(args.against).name != "results":
+        raise CliError(f"--against {args.against}: give the results/ folder of another checkout's run "
+                       "(<checkout>/results)")
     checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,
-                 stale=args.stale, reused=args.reused, patterns=args.cells)
+                 stale=args.stale, reused=args.reused, patterns=args.cells, against=args.against)
     return 0 if all(c.identical for c in checks) else 1
 
 

@@ -114,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
                "  rankrepro verify yu2006/tables --reused          # cells taken from another cell's job, alone\n"
                "  rankrepro verify yu2006/tables --reused --cells '*ordinal_predict=*'  # of those, these\n"
                "  rankrepro verify --all --jobs 2 --record         # everything; tell the committed files\n"
+               "  rankrepro verify --stale --record --against ../clone/results  # cells a run of this code made\n"
                "  rankrepro verify --records --jobs 2              # every record against its cells (make verify, first)")
     v.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: all)")
     v.add_argument("--all", action="store_true", help="every committed cell, not the cheapest of each artefact")
@@ -125,6 +126,10 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--cells", nargs="+", metavar="PATTERN",
                    help="only the cells whose id matches one of these shell patterns (e.g. '*~ordinal_predict=*')")
     v.add_argument("--jobs", "-j", type=int, default=1, help="cells checked in parallel (default: 1)")
+    v.add_argument("--against", metavar="RESULTS_DIR",
+                   help="compare a cell as another results tree holds it (e.g. a paper-scale benchmark's clone, kept) "
+                        "when this code, config and data made it there (its fingerprint file current); recompute "
+                        "the others")
     v.add_argument("--records", action="store_true",
                    help="instead of recomputing cells: check every committed record against its cells (each cell's "
                         "sha256 against its fingerprint file and record; each record, table and Markdown aggregated "

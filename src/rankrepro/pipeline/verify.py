@@ -9,7 +9,11 @@ round), and every value bit for bit, except the metrics that measure time
 Without arguments it checks a fixed sample: the cheapest cell of every artefact that can run
 here (by the seconds in ``rules/cell_seconds.json``; about two CPU-minutes in all); with
 ``--all`` every committed cell; with ``--stale`` the cells whose fingerprint no longer matches
-(after a change to the code that computes them: did it move their numbers?).  With ``--record`` the committed files are told what was
+(after a change to the code that computes them: did it move their numbers?).  With
+``--against DIR`` a cell is not recomputed when another results tree ``DIR`` holds it as a
+workflow run of this very code made it (its fingerprint file there current for today's
+config, code and data: e.g. the clone of a paper-scale benchmark run, ``--keep``): that
+cell is compared instead; any other is recomputed.  With ``--record`` the committed files are told what was
 checked: each identical cell's fingerprint file is rewritten for today's code (so the
 workflow takes the cell as current), and each record gets ``verified: {commit, date, cells,
 identical}`` and, once all its cells are current, its ``code`` for today's code.
@@ -51,6 +55,8 @@ class CellCheck:
     max_rel: float = 0.0
     problem: str = ""  # rows missing or added, a file absent
     seconds: float = 0.0
+    #: where the recomputed cell comes from: "" (computed here) or the results tree it was taken from
+    source: str = ""
 
 
 @dataclass
@@ -208,9 +214,26 @@ def compare(got: pd.DataFrame, want: pd.DataFrame) -> tuple[bool, int, int, floa
     return (n_diff == 0 and not problem), int(len(both)), n_diff, max_abs, max_rel, problem
 
 
-def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool = False) -> CellCheck:
+def computed_elsewhere(exp: Experiment, cell_id: str, root: Path, against: Path) -> Path | None:
+    """The cell ``cell_id`` in results tree ``against`` when its fingerprint file there names
+    today's config, code and data (the data ``root`` runs on) and its bytes: a workflow run of
+    this code computed it there.  None otherwise."""
+    from ..data.status import data_status
+    from .freshness import data_identity, fingerprint_path, is_current
+
+    used = data_status(exp.cfg.dataset.source, probe=False).used if exp.cfg.dataset.source else None
+    cell = committed_cell(exp, cell_id, against.parent) if against.name == "results" else None
+    if cell is None:
+        return None
+    fp = against.parent / fingerprint_path("", exp, cell_id)
+    return cell if is_current(exp, cell_id, data_identity(used, root) or "", fp, cell) else None
+
+
+def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool = False,
+           against: str | None = None) -> CellCheck:
     """Recompute one cell and compare it with the committed one; ``alone``: every trial
-    computed here, none taken over from the committed main cell."""
+    computed here, none taken over from the committed main cell; ``against``: a results tree
+    whose copy of the cell, when this code made it, is compared instead of recomputing."""
     from ..io import write_parquet
     from .runner import default_data_path, run_cell
     from .cells import reused_trials
@@ -218,6 +241,11 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool =
     t0 = time.process_time()
     rootp = Path(root)
     want = read_cell(committed_cell(exp, cell_id, rootp))
+    there = computed_elsewhere(exp, cell_id, rootp, Path(against)) if against and not alone else None
+    if there is not None:
+        same, n, n_diff, max_abs, max_rel, problem = compare(read_cell(there), want)
+        return CellCheck(exp.name, cell_id, same, n, n_diff, max_abs, max_rel, problem, time.process_time() - t0,
+                         source=str(Path(against)))
     hit = None if alone else reused_trials(exp, exp.cell(cell_id))
     reuse = read_cell(committed_cell(exp, hit[0], rootp)) if hit else None
     data_path = default_data_path(exp)
@@ -231,9 +259,11 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool =
 
 def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False, jobs: int = 1,
         record: bool = False, root: str | os.PathLike = ".", scratch: str | os.PathLike | None = None,
-        echo=print, stale: bool = False, reused: bool = False, patterns: list[str] | None = None) -> list[CellCheck]:
+        echo=print, stale: bool = False, reused: bool = False, patterns: list[str] | None = None,
+        against: str | os.PathLike | None = None) -> list[CellCheck]:
     """Check the planned cells (in ``jobs`` processes), print a line per cell and the table,
-    and, with ``record``, tell the committed files (see the module docstring)."""
+    and, with ``record``, tell the committed files (see the module docstring); ``against``: a
+    results tree whose cells made by this code are compared instead of recomputing them."""
     from joblib import Parallel, delayed
 
     rootp = Path(root)
@@ -245,17 +275,23 @@ def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: b
          f"in {jobs} process(es); recomputed cells in {scratch}/")
     checks: list[CellCheck] = []
     t0 = time.perf_counter()
+    ag = str(against) if against is not None else None
     gen = (Parallel(n_jobs=jobs, return_as="generator_unordered")(
-        delayed(_check)(e, c, str(rootp), str(scratch), reused) for e, c in p.cells) if jobs != 1
-        else (_check(e, c, str(rootp), str(scratch), reused) for e, c in p.cells))
+        delayed(_check)(e, c, str(rootp), str(scratch), reused, ag) for e, c in p.cells) if jobs != 1
+        else (_check(e, c, str(rootp), str(scratch), reused, ag) for e, c in p.cells))
     for k, chk in enumerate(gen, start=1):
         checks.append(chk)
         what = "identical" if chk.identical else (
             f"DIFFERS: {chk.differing}/{chk.values} values, largest difference {chk.max_abs:.3g} "
             f"(relative {chk.max_rel:.3g})" + (f"; {chk.problem}" if chk.problem else ""))
-        echo(f"[{k}/{len(p.cells)}] {chk.experiment} {chk.cell}: {what} ({chk.seconds:.1f} CPU s, "
+        how = f"computed by this code in {chk.source}" if chk.source else f"{chk.seconds:.1f} CPU s"
+        echo(f"[{k}/{len(p.cells)}] {chk.experiment} {chk.cell}: {what} ({how}, "
              f"{time.perf_counter() - t0:.0f}s elapsed)")
     echo(table(checks))
+    if ag is not None:
+        taken = sum(bool(c.source) for c in checks)
+        echo(f"{taken} of {len(checks)} cell(s) compared as computed in {ag} by this code, "
+             f"{len(checks) - taken} recomputed here")
     if record:
         recorded = record_checks(catalog, checks, rootp)
         echo(f"recorded: {recorded} record(s) updated, fingerprints of the identical cells rewritten")
