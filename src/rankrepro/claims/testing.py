@@ -57,46 +57,51 @@ class Test:
         return 1.0 if math.isnan(self.p_greater) else self.p_greater
 
 
-#: id(trials) -> (a weak reference to it, its row count, its row positions by (cell, metric),
-#: the values already asked for, its trial, round and value columns as a frame and as arrays): the claims of an artefact, its sensitivity analysis and its
-#: family's claims read the same frames thousands of times (the frames are never changed in place)
-_FRAMES: dict[int, tuple[weakref.ref, int, dict, dict]] = {}
+#: id(trials) -> (a weak reference to it, its row count, what was derived from it, by name): the
+#: claims of an artefact, its sensitivity analysis and its family's claims read the same frames
+#: thousands of times (the frames are never changed in place)
+_FRAMES: dict[int, tuple[weakref.ref, int, dict]] = {}
 
 
-def _frame_index(trials: pd.DataFrame) -> tuple[dict, dict, pd.DataFrame]:
+def kept(trials: pd.DataFrame, name: str, build):
+    """``build(trials)``, made once per frame while the frame lives (:data:`_FRAMES`)."""
     hit = _FRAMES.get(id(trials))
     if hit is None or hit[0]() is not trials or hit[1] != len(trials):
         for k in [k for k, v in _FRAMES.items() if v[0]() is None]:
             del _FRAMES[k]
-        groups = trials.groupby(["cell", "metric"], sort=False, observed=True).indices if len(trials) else {}
-        # the three columns a question reads: taking rows of the text columns too (Arrow
-        # strings) cost most of an aggregation's time
-        hit = _FRAMES[id(trials)] = (weakref.ref(trials), len(trials), groups, {},
-                                     trials[["trial", "round", "value"]],
-                                     (trials["trial"].to_numpy(dtype=np.int64),
-                                      trials["round"].to_numpy(dtype=float, na_value=np.nan),
-                                      trials["value"].to_numpy(dtype=float)))
-    return hit[2], hit[3], hit[4]
+        hit = _FRAMES[id(trials)] = (weakref.ref(trials), len(trials), {})
+    made = hit[2]
+    if name not in made:
+        made[name] = build(trials)
+    return made[name]
 
 
-def _frame_arrays(trials: pd.DataFrame) -> tuple[dict, dict, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    _frame_index(trials)
-    hit = _FRAMES[id(trials)]
-    return hit[2], hit[3], hit[5]
+def cell_metric_rows(trials: pd.DataFrame) -> dict:
+    """Each (cell, metric)'s row positions in ``trials``."""
+    return kept(trials, "cell_metric", lambda t: t.groupby(["cell", "metric"], sort=False, observed=True).indices
+                if len(t) else {})
+
+
+def value_columns(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trial, round and value columns, all a question reads: taking rows of the text
+    columns too (Arrow strings) cost most of an aggregation's time."""
+    return kept(trials, "values", lambda t: t[["trial", "round", "value"]])
 
 
 def trial_values(trials: pd.DataFrame, cell: str, metric: str, rnd) -> pd.Series:
     """A cell's per-trial values of ``metric`` (at round ``rnd`` for a curve), by trial.  Kept per
     frame: the same Series object for the same question (never changed in place by its users)."""
     no_round = rnd is None or (isinstance(rnd, float) and math.isnan(rnd)) or rnd is pd.NA
-    groups, done, narrow = _frame_arrays(trials)
+    done = kept(trials, "trial_values", lambda t: {})
     key = (cell, metric, None if no_round else int(rnd))
     if key in done:
         return done[key]
-    pos = groups.get((cell, metric))
+    pos = cell_metric_rows(trials).get((cell, metric))
     # trials[(trials.cell == cell) & (trials.metric == metric)]: the same rows, in the same order
     pos = np.asarray(pos if pos is not None else [], dtype=np.intp)
-    trial, rounds, value = narrow
+    trial, rounds, value = kept(trials, "arrays", lambda t: (t["trial"].to_numpy(dtype=np.int64),
+                                                             t["round"].to_numpy(dtype=float, na_value=np.nan),
+                                                             t["value"].to_numpy(dtype=float)))
     r = rounds[pos]
     if no_round:
         missing = np.isnan(r)

@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .testing import _frame_index
+from .testing import cell_metric_rows, value_columns
 
 #: the units ``experiment.claims_unit`` may name
 UNITS = ("trials", "queries")
 
 
 def _rows(trials: pd.DataFrame, cell: str, metric: str) -> pd.DataFrame:
-    groups, _, narrow = _frame_index(trials)  # the trial, round and value columns: all it reads
-    pos = groups.get((cell, metric))
+    pos = cell_metric_rows(trials).get((cell, metric))
+    narrow = value_columns(trials)
     return narrow.iloc[pos] if pos is not None else narrow.iloc[:0]
 
 

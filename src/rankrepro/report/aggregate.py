@@ -11,7 +11,6 @@ the evidence (the numbers it was decided on), by its kind's checker in :mod:`ran
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -21,7 +20,7 @@ from omegaconf import OmegaConf
 
 from .. import claims
 from ..claims import Claim, ClaimResult
-from ..claims.testing import adjust
+from ..claims.testing import adjust, kept
 from ..metrics import METRICS
 from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 from ..pipeline.cells import Cell, Experiment, select
@@ -47,14 +46,14 @@ def summarize(exp: Experiment, trials: pd.DataFrame) -> pd.DataFrame:
     number = groups.ngroup().to_numpy()
     by_group = np.argsort(number, kind="stable")
     starts = np.searchsorted(number[by_group], np.arange(groups.ngroups + 1))
-    cells, algos, metrics = (trials[c].to_numpy(dtype=object) for c in ("cell", "algorithm", "metric"))
-    rounds, values = key_round.to_numpy(), trials["value"].to_numpy()
+    # each group's keys from its first row: the text columns read at those rows only
+    first = by_group[starts[:-1]]
+    cells, algos, metrics = (trials[c].take(first).to_numpy(dtype=object) for c in ("cell", "algorithm", "metric"))
+    rounds, values = key_round.to_numpy()[first], trials["value"].to_numpy()
     for k in range(groups.ngroups):
-        pos = by_group[starts[k]:starts[k + 1]]
-        first = pos[0]
-        cell, metric, rnd = cells[first], metrics[first], rounds[first]
-        iv = t_interval(values[pos])
-        rows.append((cell, algos[first], labels.get(cell, cell), metric,
+        cell, metric, rnd = cells[k], metrics[k], rounds[k]
+        iv = t_interval(values[by_group[starts[k]:starts[k + 1]]])
+        rows.append((cell, algos[k], labels.get(cell, cell), metric,
                      None if rnd == -1 else int(rnd), iv.n, iv.mean, iv.half_width, iv.low, iv.high))
     out = pd.DataFrame.from_records(rows, columns=SUMMARY_COLUMNS)
     out["round"] = out["round"].astype("Int64")
@@ -380,17 +379,8 @@ def variant_trials(exp: Experiment, trials: pd.DataFrame, choice: str, value: st
 
 def _cell_rows(trials: pd.DataFrame) -> dict[str, np.ndarray]:
     """Each cell's row positions in ``trials`` (ascending), kept while the frame lives."""
-    hit = _CELL_ROWS.get(id(trials))
-    if hit is None or hit[0]() is not trials or hit[1] != len(trials):
-        for k in [k for k, v in _CELL_ROWS.items() if v[0]() is None]:
-            del _CELL_ROWS[k]
-        rows = {str(k): np.asarray(v) for k, v in trials.groupby("cell", sort=False, observed=True).indices.items()}
-        hit = _CELL_ROWS[id(trials)] = (weakref.ref(trials), len(trials), rows)
-    return hit[2]
-
-
-#: id(frame) -> (a weak reference to it, its row count, its rows by cell) (:func:`_cell_rows`)
-_CELL_ROWS: dict[int, tuple] = {}
+    return kept(trials, "cell_rows", lambda t: {str(k): np.asarray(v) for k, v in
+                                                t.groupby("cell", sort=False, observed=True).indices.items()})
 
 
 def _claim_brief(r: ClaimResult) -> dict:
