@@ -65,7 +65,8 @@ CONFIG_DIR = str(Path(workflow.basedir) / "config")
 PREFIX = output_prefix(SCALE)
 # validated once and kept (~/.cache/rankrepro, or $RANKREPRO_CACHE_DIR) while the configs, the
 # package's code and the library versions stay the same: ~10 s saved at each start
-CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR, cache_dir=default_cache_dir())
+# (composed in as many processes as the workflow has cores when it is not kept)
+CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR, cache_dir=default_cache_dir(), jobs=int(workflow.cores or 1))
 # each experiment resolved once: the jobs read results/<paper>/<artefact>.config.yaml instead
 # of composing the configs again (rewritten only when it changes)
 try:

@@ -94,6 +94,57 @@ def test_edited_yaml_with_typo_fails_at_load(tmp_path, config_dir):
     assert "n_trails" in str(err.value) and "harrington2003/table1" in str(err.value)
 
 
+def _few_experiments(tmp_path, config_dir, keep):
+    """A copy of the configs with the experiments ``keep`` only (and their diagnoses)."""
+    cfg = _copy_config(tmp_path, config_dir)
+    for sub in ("experiment", "diagnoses"):
+        for f in (cfg / sub).glob("*/*.yaml"):
+            if f"{f.parent.name}/{f.stem}" not in keep:
+                f.unlink()
+    return cfg
+
+
+def test_catalog_composed_in_processes_is_the_one_composed_in_one(tmp_path, config_dir):
+    """jobs=2 (the workflow passes its cores): the same experiments, variants, cells and
+    fingerprints as in one process; the first bad config in the catalog's order raises, its
+    key and message whole across the process boundary."""
+    from rankrepro.pipeline.catalog import _same_catalogs
+
+    keep = ["crammer_singer2005/fig6", "harrington2003/table1", "shivaswamy2012/fig3"]
+    cfg = _few_experiments(tmp_path, config_dir, keep)
+    one, two = load_catalog("smoke", config_dir=cfg, jobs=1), load_catalog("smoke", config_dir=cfg, jobs=2)
+    assert list(two) == keep and _same_catalogs(one, two)
+    assert all(one[n].sensitivity_cells == two[n].sensitivity_cells for n in keep)
+    # kept: each experiment read back in its worker, the file written once and read back later
+    from rankrepro.pipeline import catalog as catalog_module
+
+    kept = tmp_path / "cache"
+    assert _same_catalogs(load_catalog("smoke", config_dir=cfg, cache_dir=kept, jobs=2), one)
+    assert len(list(kept.glob("catalog-smoke-*.json"))) == 1
+
+    def composed(*args, **kwargs):
+        raise AssertionError("composed again although kept")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(catalog_module, "_composed", composed)
+        assert _same_catalogs(load_catalog("smoke", config_dir=cfg, cache_dir=kept, jobs=2), one)
+    # an experiment that would not read back the same (here: every one) keeps no file
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(catalog_module, "_same_catalogs", lambda a, b: False)
+        load_catalog("smoke", config_dir=cfg, cache_dir=tmp_path / "other", jobs=2)
+    assert not list((tmp_path / "other").glob("catalog-*.json"))
+    for name, good, bad in [("shivaswamy2012/fig3", "n_trials: 20", "n_trials: many"),
+                            ("harrington2003/table1", "n_trials: 20", "n_trails: 20")]:
+        f = cfg / "experiment" / f"{name}.yaml"
+        f.write_text(f.read_text().replace(good, bad, 1))
+    errors = []
+    for jobs in (1, 2):
+        with pytest.raises(ConfigError) as err:
+            load_catalog("smoke", config_dir=cfg, jobs=jobs)
+        errors.append((type(err.value), err.value.experiment, err.value.key, str(err.value)))
+    assert errors[0] == errors[1] and errors[0][1] == "harrington2003/table1" and "n_trails" in errors[0][3]
+
+
 def test_new_experiment_needs_no_code(tmp_path, config_dir):
     """The README's example: OAP-BPM with tau = 0.05 as a new artefact."""
     cfg = _copy_config(tmp_path, config_dir)

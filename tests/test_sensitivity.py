@@ -172,6 +172,12 @@ def _sens(doc):
      "experiment.sensitivity[0].values.rank.experiment.n_trainz", "n_trainz"),
     (lambda e: _sens(e)["values"].update(rank={"algorithms.oap_vp.params.output": "nearest"}),
      "experiment.sensitivity[0].values.rank -> algorithms.oap_vp.params.output", "must be one of"),
+    # a key the schema does not know, and a set value left MISSING: caught by merging the set keys
+    # into the schema (validate._check_against_schema), as a merge of the whole config did
+    (lambda e: _sens(e)["values"].update(rank={"zzz": 1}), "experiment.sensitivity[0].values.rank.zzz",
+     "Key 'zzz' not in 'RootCfg'"),
+    (lambda e: _sens(e)["values"].update(rank={"experiment.n_train": "???"}),
+     "experiment.sensitivity[0].values.rank.experiment.n_train", "Missing mandatory value: experiment.n_train"),
     (lambda e: _sens(e)["values"].update({"bad label": {}}), "experiment.sensitivity[0].values.bad label", "letters"),
     (lambda e: _sens(e).update(values={"mean": {}}), "experiment.sensitivity[0].values", "at least two"),
     (lambda e: e["sensitivity"][1]["values"].update(harrington={"algorithms.voted_prank.params.count": "zero"}),

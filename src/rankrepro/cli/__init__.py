@@ -21,7 +21,7 @@ __all__ = ["CliError", "did_you_mean", "is_sweep", "known_keys", "main", "multir
 
 def _verify(args) -> int:
     from ..config_files import find_config_dir, list_experiments
-    from ..pipeline.catalog import default_cache_dir, load_catalog
+    from ..pipeline.catalog import catalog_jobs, default_cache_dir, load_catalog
     from ..pipeline.verify import run
 
     known = list_experiments(find_config_dir())
@@ -35,7 +35,7 @@ def _verify(args) -> int:
         if git_commit().endswith("+dirty"):
             raise CliError("verify --record stamps the records with the commit the cells were verified at, and "
                            "tracked sources differ from it (git status): commit or stash them first")
-    catalog = load_catalog("paper", cache_dir=default_cache_dir())
+    catalog = load_catalog("paper", cache_dir=default_cache_dir(), jobs=catalog_jobs())
     if args.records:
         from ..records_check import check
 
@@ -142,8 +142,9 @@ def _dispatch(args) -> int:
         for path in export(args.out, root=output_prefix(args.scale) or ".", only=args.only or None):
             print(path)
     elif args.cmd == "experiments":
-        from ..pipeline.catalog import load_catalog
+        from ..pipeline.catalog import catalog_jobs, default_cache_dir, load_catalog
 
-        for name, e in load_catalog(args.scale).items():
+        # the catalog the workflow keeps (read back in ~2 s while the configs and code are unchanged)
+        for name, e in load_catalog(args.scale, cache_dir=default_cache_dir(), jobs=catalog_jobs()).items():
             print(f"{name:32s} {len(e.cells):3d} cells  {e.n_trials} trials  {e.cfg.dataset.name}")
     return 0

@@ -83,8 +83,39 @@ def cache_file(cache_dir: str | os.PathLike, scale: str, key: str) -> Path:
 def payload(cat: dict, scale: str, key: str) -> dict[str, Any]:
     """The JSON content of a kept catalog."""
     return {"format": FORMAT, "key": key, "scale": scale,
-            "experiments": {name: {"config": OmegaConf.to_container(exp.cfg), "cells": [c.id for c in exp.all_cells]}
-                            for name, exp in cat.items()}}
+            "experiments": {name: entry(exp) for name, exp in cat.items()}}
+
+
+def entry(exp: Any) -> dict[str, Any]:
+    """One experiment's part of a kept catalog: its resolved config and its cells' ids."""
+    return {"config": OmegaConf.to_container(exp.cfg), "cells": [c.id for c in exp.all_cells]}
+
+
+def read_back(name: str, exp: Any, build: Build, same: Callable[[dict, dict], bool]) -> bool:
+    """Whether one experiment, written as its entry in a kept catalog and read back (through
+    JSON, as :func:`write` then :func:`read` would), is the same experiment: what :func:`write`
+    checks of the whole catalog, done per experiment where it was composed (the catalog's
+    worker processes), so that ``write(..., read_back_checked=True)`` need not do it again."""
+    try:
+        data = json.loads(json.dumps(entry(exp), separators=(",", ":"), allow_nan=False))
+        back = _rebuilt_entry(name, data, build)
+    except (InvalidCache, ValueError, TypeError):
+        return False
+    return same({name: exp}, {name: back})
+
+
+def _rebuilt_entry(name: str, entry: Any, build: Build) -> Any:
+    if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict) \
+            or not isinstance(entry.get("cells"), list):
+        raise InvalidCache(f"{name}: not a config and its cells")
+    _plain(entry["config"], name)
+    try:
+        exp = build(name, entry["config"])
+    except Exception as e:  # noqa: BLE001 - a ConfigError, OmegaConf's errors: a config the catalog cannot use
+        raise InvalidCache(f"{name}: {type(e).__name__}: {e}") from None
+    if [c.id for c in exp.all_cells] != entry["cells"]:
+        raise InvalidCache(f"{name}: the cells differ from those stored")
+    return exp
 
 
 def _plain(node: Any, where: str) -> None:
@@ -115,20 +146,7 @@ def rebuild(data: Any, names: list[str], scale: str, key: str, build: Build, che
     exps = data.get("experiments")
     if not isinstance(exps, dict) or list(exps) != names:
         raise InvalidCache("not the experiments of the config folder")
-    cat = {}
-    for name in names:
-        entry = exps[name]
-        if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict) \
-                or not isinstance(entry.get("cells"), list):
-            raise InvalidCache(f"{name}: not a config and its cells")
-        _plain(entry["config"], name)
-        try:
-            exp = build(name, entry["config"])
-        except Exception as e:  # noqa: BLE001 - a ConfigError, OmegaConf's errors: a config the catalog cannot use
-            raise InvalidCache(f"{name}: {type(e).__name__}: {e}") from None
-        if [c.id for c in exp.all_cells] != entry["cells"]:
-            raise InvalidCache(f"{name}: the cells differ from those stored")
-        cat[name] = exp
+    cat = {name: _rebuilt_entry(name, exps[name], build) for name in names}
     try:
         check(cat)
     except Exception as e:  # noqa: BLE001 - a ConfigError: two experiments writing one file
@@ -263,18 +281,20 @@ def _sealed_here(f: Path, key: bytes, scale: str) -> bool:
 
 
 def write(cache_dir: str | os.PathLike, cat: dict, scale: str, key: str, build: Build, check: Check,
-          same: Callable[[dict, dict], bool]) -> bool:
+          same: Callable[[dict, dict], bool], read_back_checked: bool = False) -> bool:
     """Keep ``cat``, sealed (:func:`seal`), when the catalog read back from the file would be
-    the same (``same``); returns whether it was kept.  The newest few files this user's
+    the same (``same``); returns whether it was kept.  ``read_back_checked``: each experiment
+    was checked so already (:func:`read_back`, where it was composed) and ``check`` passed on
+    the catalog: only written.  The newest few files this user's
     project sealed are kept per scale (the folder may be shared by several checkouts: the key
     says which configs and code each file is for); a file not sealed under this secret is
     never removed, only replaced when it bears this catalog's name."""
     try:
         text = json.dumps(payload(cat, scale, key), separators=(",", ":"), allow_nan=False)
-        back = rebuild(json.loads(text), list(cat), scale, key, build, check)
+        back = None if read_back_checked else rebuild(json.loads(text), list(cat), scale, key, build, check)
     except (InvalidCache, ValueError, TypeError):  # a value JSON cannot hold (nan, an object): not kept
         return False
-    if not same(cat, back):
+    if back is not None and not same(cat, back):
         return False
     mac_key = secret(cache_dir)
     if mac_key is None:  # a read-only place: the catalog is still right, only not kept

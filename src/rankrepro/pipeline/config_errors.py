@@ -20,7 +20,12 @@ class ConfigError(ValueError):
     def __init__(self, experiment: str, key: str, message: str):
         self.experiment = experiment
         self.key = key
+        self.message = message
         super().__init__(f"config error in experiment '{experiment}' at key '{key}': {message}")
+
+    def __reduce__(self):
+        # whole across processes (the catalog composes its experiments in several)
+        return (type(self), (self.experiment, self.key, self.message), self.__dict__)
 
 
 def require(name: str, key: str, ok: bool, message: str) -> None:

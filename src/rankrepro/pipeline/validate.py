@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf.errors import MissingMandatoryValue
 
 from ..algorithms import FEATURE_MAPS, ParamError
 from .cells import Cell, Experiment, cell_fingerprint, fmt_value, is_number, same_value
@@ -242,6 +243,35 @@ def sensitivity_cell_id(base: str, choice: str, value: str) -> str:
     return f"{base}~{choice}={value}"
 
 
+def _check_against_schema(cfg: DictConfig, sets: dict) -> None:
+    """The keys a sensitivity value set in ``cfg`` (a copy of the main config, which the schema
+    accepted) merged into the schema: an unknown key or a value of the wrong type raises as the
+    whole config's merge would, and so does a set subtree that leaves a required field MISSING.
+    Only the set keys are merged (the rest is the main config's, checked): the whole config's
+    merge took ~0.25 s per variant, a quarter of composing the catalog."""
+    paths = [str(k).split(".") for k in sets]
+    if any("[" in str(k) for k in sets):  # a list element: the whole config, as it is
+        OmegaConf.to_container(OmegaConf.merge(SCHEMA, OmegaConf.to_container(cfg)), throw_on_missing=True)
+        return
+    sparse: dict = {}
+    for *head, last in paths:
+        parent = OmegaConf.select(cfg, ".".join(head)) if head else cfg
+        node = sparse
+        for part in head:
+            node = node.setdefault(part, {})
+        node[last] = OmegaConf.to_container(parent)[last]  # as set, interpolations unresolved
+    merged = OmegaConf.merge(SCHEMA, sparse)
+    for *head, last in paths:
+        parent = OmegaConf.select(merged, ".".join(head)) if head else merged
+        if OmegaConf.is_missing(parent, last):
+            err = MissingMandatoryValue(f"Missing mandatory value: {'.'.join([*head, last])}")
+            err.full_key = ".".join([*head, last])
+            raise err
+        value = parent._get_node(last)
+        if OmegaConf.is_config(value):
+            OmegaConf.to_container(value, throw_on_missing=True)
+
+
 def add_sensitivity(exp: Experiment, only: tuple[str, str] | frozenset | None = None, checked: bool = False) -> None:
     """Validate the ``sensitivity`` block and the diagnoses, build one variant experiment
     per non-main value, and list the sensitivity cells: a main cell re-run under a value
@@ -297,8 +327,7 @@ def add_sensitivity(exp: Experiment, only: tuple[str, str] | frozenset | None = 
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
             if sets and not checked:
                 try:
-                    checked_cfg = OmegaConf.merge(SCHEMA, OmegaConf.to_container(cfg))
-                    OmegaConf.to_container(checked_cfg, throw_on_missing=True)
+                    _check_against_schema(cfg, sets)
                 except Exception as err:  # an unknown key or a value of the wrong type
                     k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
