@@ -59,6 +59,52 @@ def test_one_job_per_paper_writes_what_the_per_artefact_jobs_write(cells, tmp_pa
     assert rec["claim_family"]["artefacts"] == sorted(PAPER)
 
 
+def test_a_paper_job_reads_each_experiment_once(cells, tmp_path, monkeypatch):
+    """scripts/summarise.py runs an artefact's cells, then writes its record, under
+    jobs.loads_shared(): each experiment is read once, and the records are the same bytes as
+    those of the per-artefact jobs (which read it anew each)."""
+    import shutil
+
+    from rankrepro import jobs
+
+    config = str(ROOT / "config")
+    reads = []
+    real_resolved, real_composed = jobs.load_resolved, jobs.load_experiment
+    monkeypatch.setattr(jobs, "load_resolved", lambda path, name, *a, **k: reads.append(name)
+                        or real_resolved(path, name, *a, **k))
+    monkeypatch.setattr(jobs, "load_experiment", lambda name, *a, **k: reads.append(name)
+                        or real_composed(name, *a, **k))
+    apart, shared = tmp_path / "apart", tmp_path / "shared"
+    apart.mkdir()
+    parts = []
+    for name in PAPER:
+        siblings = [p for n, p in cells.items() if n != name]
+        o = _outputs(apart, name)
+        job_aggregate(name, "smoke", config, [cells[name]], o["csv"], o["md"], o["json"], status={"runnable": True},
+                      siblings=siblings)
+        parts.append({"experiment": name, "cells": [cells[name]], "siblings": siblings, "status": {"runnable": True},
+                      **{k: v for k, v in _outputs(shared, name).items() if k in ("csv", "md", "json")}})
+    assert sorted(reads) == sorted(PAPER * 2)  # each job_aggregate: its experiment, then its sibling
+    reads.clear()
+    kept = {n: str(tmp_path / n.replace("/", "__") / "all_cells.parquet") for n in PAPER}
+    for n in PAPER:  # the cells the fixture computed: taken from the file, as an unchanged paper's job does
+        Path(kept[n]).parent.mkdir(parents=True)
+        for f in Path(cells[n]).parent.iterdir():
+            shutil.copy(f, Path(kept[n]).parent / f.name)
+    shared.mkdir()
+    with jobs.loads_shared():
+        for n in PAPER:
+            job_run_all_cells(n, "smoke", config, kept[n])
+        job_summarise("smoke", config, parts)
+    assert sorted(reads) == sorted(PAPER)
+    for name in PAPER:
+        for k in ("csv", "md", "json"):
+            assert Path(parts[PAPER.index(name)][k]).read_bytes() == Path(_outputs(apart, name)[k]).read_bytes()
+    reads.clear()
+    jobs._load(PAPER[0], "smoke", config)  # outside it, a job reads anew
+    assert reads == [PAPER[0]]
+
+
 def test_the_workflow_plans_one_job_per_paper(tmp_path):
     """batch_cells=paper: a paper's cells, records and figures are one job (no run_all_cells,
     aggregate or figure job); batch_cells=true keeps a cell job per artefact and one job for
