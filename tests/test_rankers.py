@@ -138,3 +138,49 @@ def test_out_of_range_rejected(name):
 def test_fixed_list_labels():
     assert LISTS["fixed_list"](ranking="RNR").labels().tolist() == [1, 0, 1]
     assert ndcg_at(LISTS["fixed_list"](ranking="RRNNNR").labels()) == pytest.approx(0.907, abs=1e-3)
+
+
+def test_lambdamart_first_steps_do_not_depend_on_the_rounds_to_come(rng):
+    """A scale's step cap trains LambdaMART for the steps it keeps only (protocols.letor: 10
+    rounds a step): the first steps' predictions of a 20-round run are those of a 300-round run,
+    bit for bit."""
+    from rankrepro.algorithms.rankers import LambdaMART
+
+    X, qid = rng.normal(size=(240, 6)), np.repeat(np.arange(24), 10)
+    y = np.clip(np.round(X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=240)), 0, 2)
+    evals = [(X[:60], y[:60], qid[:60])]
+    seed = np.random.SeedSequence(7)
+    short = list(LambdaMART(n_rounds=20, seed=seed).iterate(X, y, qid, evals))
+    long = list(LambdaMART(n_rounds=300, seed=seed).iterate(X, y, qid, evals))
+    assert [t for t, _ in short] == [10, 20] and [t for t, _ in long][:2] == [10, 20] and len(long) == 30
+    for (_, a), (_, b) in zip(short, long):
+        assert np.array_equal(a[0], b[0])
+    assert not np.array_equal(long[1][1][0], long[-1][1][0])  # later rounds do change the predictions
+
+
+def test_the_letor_protocol_trains_lambdamart_for_the_kept_steps_only(monkeypatch):
+    """max_steps=2 (smoke scale): LambdaMART is built with 20 rounds, not its 300; without a
+    cap, with its own schedule."""
+    from rankrepro.algorithms import rankers
+    from rankrepro.protocols import letor
+
+    built = []
+
+    class Spy(rankers.LambdaMART):
+        def iterate(self, X, y, qid, evals):  # the rounds it was built with, nothing trained
+            built.append(self.n_rounds)
+            yield 10, [np.zeros(len(e[1])) for e in evals]
+
+    class Fold:
+        def __init__(self):
+            part = type("P", (), {"X": np.zeros((4, 2)), "y": np.array([0, 1, 0, 1]), "qid": np.array([1, 1, 2, 2])})
+            self.train = self.valid = self.test = part
+
+    monkeypatch.setitem(letor.RANKERS, "lambdamart", Spy)
+    monkeypatch.setitem(letor.BUILDERS, "tiny", lambda fold, data_path=None: Fold())
+    for cap, params, rounds in [(2, {}, 20), (None, {}, 300), (50, {"n_rounds": 120}, 120), (3, {"n_rounds": 15}, 15)]:
+        built.clear()
+        letor.letor_trial(letor.LetorSpec(estimator="lambdamart", params=params, builder="tiny", fold=1,
+                                          metrics=("test_map",), data_path="", algo_seed=np.random.SeedSequence(1),
+                                          max_steps=cap))
+        assert built == [rounds], (cap, params)

@@ -45,6 +45,11 @@ def letor_trial(spec) -> list[tuple[str, int | None, float]]:
         # a scale's step cap also caps the passes of a solver that iterates within a step (the
         # Ranking SVM's dual coordinate descent: ~100 passes at SVMlight's default C)
         params["max_pass"] = min(int(params.get("max_pass", cls().max_pass)), spec.max_steps)
+    if spec.max_steps is not None and "n_rounds" in cls._param_names():
+        # and the rounds of a booster evaluated every tenth round (LambdaMART: the steps it
+        # yields are rounds 10, 20, ...): the steps kept need that many rounds, not the whole
+        # schedule trained first (its first rounds are the same trees either way)
+        params["n_rounds"] = min(int(params.get("n_rounds", cls().n_rounds)), 10 * spec.max_steps)
     ranker = cls(**params)
     evals = [(fold.valid.X, fold.valid.y, fold.valid.qid), (fold.test.X, fold.test.y, fold.test.qid)]
     rows: list[tuple[str, int | None, float]] = []
