@@ -24,6 +24,8 @@ def _numbers_in(obj, out):
         for k, v in obj.items():
             _numbers_in(k, out)
             _numbers_in(v, out)
+            if isinstance(k, str) and k.endswith("_s") and isinstance(v, (int, float)) and not isinstance(v, bool):
+                out.append(v / 60)  # seconds the page shows in minutes (a run's wall time)
     elif isinstance(obj, list):
         for v in obj:
             _numbers_in(v, out)
