@@ -53,7 +53,7 @@ from rankrepro.data.preprocess import preprocess_params
 from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
 from rankrepro.files import WriteFailed
-from rankrepro.pipeline.catalog import catalog_key, default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
+from rankrepro.pipeline.catalog import catalog_jobs, catalog_key, default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
 from rankrepro.pipeline.freshness import sync as sync_fingerprints
 from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reread_of, reused_trials, twin_cells
 from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND, kept_array_builds
@@ -65,8 +65,13 @@ CONFIG_DIR = str(Path(workflow.basedir) / "config")
 PREFIX = output_prefix(SCALE)
 # validated once and kept (~/.cache/rankrepro, or $RANKREPRO_CACHE_DIR) while the configs, the
 # package's code and the library versions stay the same: ~10 s saved at each start
-# (composed in as many processes as the workflow has cores when it is not kept)
-CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR, cache_dir=default_cache_dir(), jobs=int(workflow.cores or 1))
+# (composed in as many processes as the workflow has cores when it is not kept; a run through an
+# executor's profile gives --jobs, not --cores: the CPUs this process may use)
+try:
+    _CATALOG_JOBS = int(workflow.cores or 1)
+except WorkflowError:
+    _CATALOG_JOBS = catalog_jobs()
+CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR, cache_dir=default_cache_dir(), jobs=_CATALOG_JOBS)
 # each experiment resolved once: the jobs read results/<paper>/<artefact>.config.yaml instead
 # of composing the configs again (rewritten only when it changes)
 try:
