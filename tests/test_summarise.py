@@ -32,21 +32,30 @@ def _outputs(d: Path, name: str) -> dict:
             "pdf": stem + ".pdf"}
 
 
-def test_one_job_per_paper_writes_what_the_per_artefact_jobs_write(cells, tmp_path):
-    # (both read the experiments as the jobs do: the resolved file a workflow run left, else composed)
-    config = str(ROOT / "config")
-    apart, together = tmp_path / "apart", tmp_path / "together"
-    apart.mkdir()
-    together.mkdir()
+def _apart(cells: dict, config: str, apart: Path, together: Path, figures: bool) -> list[dict]:
+    """Each artefact's record (and figure) by its own jobs into ``apart``; returns the parts a
+    paper's job is given to write the same files into ``together``."""
     parts = []
     for name in PAPER:
         siblings = [p for n, p in cells.items() if n != name]
         o = _outputs(apart, name)
         job_aggregate(name, "smoke", config, [cells[name]], o["csv"], o["md"], o["json"], status={"runnable": True},
                       siblings=siblings)
-        job_figure(name, "smoke", config, o["csv"], o["png"], o["pdf"], record=o["json"])
+        if figures:
+            job_figure(name, "smoke", config, o["csv"], o["png"], o["pdf"], record=o["json"])
+        outs = {k: v for k, v in _outputs(together, name).items() if figures or k in ("csv", "md", "json")}
         parts.append({"experiment": name, "cells": [cells[name]], "siblings": siblings, "status": {"runnable": True},
-                      **_outputs(together, name)})
+                      **outs})
+    return parts
+
+
+def test_one_job_per_paper_writes_what_the_per_artefact_jobs_write(cells, tmp_path):
+    # (both read the experiments as the jobs do: the resolved file a workflow run left, else composed)
+    config = str(ROOT / "config")
+    apart, together = tmp_path / "apart", tmp_path / "together"
+    apart.mkdir()
+    together.mkdir()
+    parts = _apart(cells, config, apart, together, figures=True)
     job_summarise("smoke", config, parts)
     made = sorted(p.name for p in together.iterdir())
     assert made == sorted(p.name for p in apart.iterdir()) and len(made) == 10
@@ -66,24 +75,18 @@ def test_a_paper_job_reads_each_experiment_once(cells, tmp_path, monkeypatch):
     import shutil
 
     from rankrepro import jobs
+    from rankrepro.pipeline import loads
 
     config = str(ROOT / "config")
     reads = []
-    real_resolved, real_composed = jobs.load_resolved, jobs.load_experiment
-    monkeypatch.setattr(jobs, "load_resolved", lambda path, name, *a, **k: reads.append(name)
+    real_resolved, real_composed = loads.load_resolved, loads.load_experiment
+    monkeypatch.setattr(loads, "load_resolved", lambda path, name, *a, **k: reads.append(name)
                         or real_resolved(path, name, *a, **k))
-    monkeypatch.setattr(jobs, "load_experiment", lambda name, *a, **k: reads.append(name)
+    monkeypatch.setattr(loads, "load_experiment", lambda name, *a, **k: reads.append(name)
                         or real_composed(name, *a, **k))
     apart, shared = tmp_path / "apart", tmp_path / "shared"
     apart.mkdir()
-    parts = []
-    for name in PAPER:
-        siblings = [p for n, p in cells.items() if n != name]
-        o = _outputs(apart, name)
-        job_aggregate(name, "smoke", config, [cells[name]], o["csv"], o["md"], o["json"], status={"runnable": True},
-                      siblings=siblings)
-        parts.append({"experiment": name, "cells": [cells[name]], "siblings": siblings, "status": {"runnable": True},
-                      **{k: v for k, v in _outputs(shared, name).items() if k in ("csv", "md", "json")}})
+    parts = _apart(cells, config, apart, shared, figures=False)
     assert sorted(reads) == sorted(PAPER * 2)  # each job_aggregate: its experiment, then its sibling
     reads.clear()
     kept = {n: str(tmp_path / n.replace("/", "__") / "all_cells.parquet") for n in PAPER}
