@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from omegaconf import OmegaConf
 
 from rankrepro.pipeline.catalog import load_experiment
 from rankrepro.pipeline.config_errors import ConfigError
@@ -168,6 +169,9 @@ def _sens(doc):
     (lambda e: _sens(e).update(main="nope"), "experiment.sensitivity[0].main", "not one of the values"),
     (lambda e: _sens(e)["values"].update(mean={"algorithms.oap_vp.params.output": "rank"}),
      "experiment.sensitivity[0].values.mean", "leave the main config unchanged"),
+    # a value whose config is the main one (compared as written: validate._same_tree)
+    (lambda e: _sens(e)["values"].update(rank={"algorithms.oap_vp.params.output": "mean"}),
+     "experiment.sensitivity[0].values.rank", "sets what the main config already has"),
     (lambda e: _sens(e)["values"].update(rank={"experiment.n_trainz": 5}),
      "experiment.sensitivity[0].values.rank.experiment.n_trainz", "n_trainz"),
     (lambda e: _sens(e)["values"].update(rank={"algorithms.oap_vp.params.output": "nearest"}),
@@ -278,3 +282,18 @@ def test_a_job_rebuilds_the_variants_the_workflow_checked(tmp_path, name):
             assert got.to_yaml() == var.to_yaml()
             assert [(c.id, cell_fingerprint(got, c)) for c in got.cells] == \
                    [(c.id, cell_fingerprint(var, c)) for c in var.cells]
+
+
+@pytest.mark.parametrize("a, b", [
+    ({"a": 1}, {"a": 1.0}), ({"a": 1}, {"a": True}), ({"a": "1"}, {"a": 1}), ({"a": float("nan")}, {"a": float("nan")}),
+    ({"a": 0.0}, {"a": -0.0}), ({"a": 1, "b": 2}, {"b": 2, "a": 1}), ({"a": [1, 2]}, {"a": [1, 2]}),
+    ({"a": [1, 2]}, {"a": [2, 1]}), ({"a": None}, {"a": "null"}), ({"a": "${x}"}, {"a": "${x}"}),
+    ({"a": {"b": 1}}, {"a": {"b": 1}}), ({"a": {"b": 1}}, {"a": {"b": 1, "c": None}}),
+])
+def test_configs_compared_as_written_agree_with_their_yaml(a, b):
+    """A sensitivity value's config is compared with the main one as trees (validate._same_tree),
+    not as YAML texts: the two comparisons agree, types and key order included."""
+    from rankrepro.pipeline.validate import _same_tree, _tree
+
+    ca, cb = OmegaConf.create(a), OmegaConf.create(b)
+    assert _same_tree(_tree(ca), _tree(cb)) == (OmegaConf.to_yaml(ca) == OmegaConf.to_yaml(cb))

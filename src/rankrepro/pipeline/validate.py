@@ -272,6 +272,29 @@ def _check_against_schema(cfg: DictConfig, sets: dict) -> None:
             OmegaConf.to_container(value, throw_on_missing=True)
 
 
+def _tree(cfg: DictConfig) -> Any:
+    """The config as written (interpolations unresolved): what its YAML text says."""
+    return OmegaConf.to_container(cfg, resolve=False, enum_to_str=True)
+
+
+def _same_tree(a: Any, b: Any) -> bool:
+    """Whether two configs as written (:func:`_tree`) have the same YAML text: the same keys in
+    the same order, the same types (1 is not 1.0, "1" or True) and the same values (floats as
+    written: NaN is NaN, -0.0 is not 0.0).  Comparing the trees instead of their YAML texts
+    spares writing a whole config's YAML twice per sensitivity value (~70 ms each, a fifth of
+    composing the catalog)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return ([(type(k), k) for k in a] == [(type(k), k) for k in b]
+                and all(_same_tree(a[k], b[k]) for k in a))
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_tree(x, y) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return repr(a) == repr(b)
+    return a == b
+
+
 def add_sensitivity(exp: Experiment, only: tuple[str, str] | frozenset | None = None, checked: bool = False) -> None:
     """Validate the ``sensitivity`` block and the diagnoses, build one variant experiment
     per non-main value, and list the sensitivity cells: a main cell re-run under a value
@@ -282,6 +305,13 @@ def add_sensitivity(exp: Experiment, only: tuple[str, str] | frozenset | None = 
     wanted = None if only is None else {only} if isinstance(only, tuple) else set(only)
     choices = [str(sc.choice) for sc in e.sensitivity]
     main_fps: dict[str, str] = {}
+    main_trees: list = []
+
+    def main_tree():  # the main config as written, made once (a value's config is compared with it)
+        if not main_trees:
+            main_trees.append(_tree(exp.cfg))
+        return main_trees[0]
+
     for i, sc in enumerate(e.sensitivity):
         key = f"experiment.sensitivity[{i}]"
         check_name(name, f"{key}.choice", "label", sc.choice)
@@ -332,11 +362,11 @@ def add_sensitivity(exp: Experiment, only: tuple[str, str] | frozenset | None = 
                     k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
             if label != sc.main and sets and not checked:
-                require(name, vkey, OmegaConf.to_yaml(cfg) != exp.to_yaml(),
+                require(name, vkey, not _same_tree(_tree(cfg), main_tree()),
                         f"value '{label}' sets what the main config already has ("
                         + ", ".join(f"{k}={v}" for k, v in sets.items()) + f"): it is the main value '{sc.main}' again")
             if label == sc.main:
-                require(name, vkey, OmegaConf.to_yaml(cfg) == exp.to_yaml(),
+                require(name, vkey, _same_tree(_tree(cfg), main_tree()),
                         "the main value must leave the main config unchanged (it sets "
                         + ", ".join(f"{k}={v}" for k, v in sets.items()) + ")")
                 continue
