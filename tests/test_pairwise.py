@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from rankrepro.algorithms.pairwise import PairwisePerceptron, borda, committee_scores, make_pairs
+from rankrepro.algorithms.pairwise import PairwisePerceptron, borda, committee_scores, make_pairs, pair_differences
 
 
 def toy(rng, n_q=6, n_d=12, d=4, noise=0.0):
@@ -53,6 +53,23 @@ def test_make_pairs():
     pairs = sorted(zip(hi.tolist(), lo.tolist()))
     assert pairs == [(0, 1), (0, 2), (2, 1), (4, 3)]
     assert sorted(eta.tolist()) == [1 / 3, 1 / 3, 1 / 3, 1.0]
+
+
+def test_pair_differences_are_numpys_bit_for_bit(rng):
+    """The pair-difference matrix written in one compiled pass (the perceptron's and the Ranking
+    SVM's) holds the very doubles of X[hi] - X[lo]: any feature matrix (non-contiguous and
+    integer ones included), any pair order, no pairs."""
+    X, y, qid = toy(rng, d=7)
+    X[::5] *= 1e300  # far apart magnitudes: a subtraction that rounds
+    X[1::7] = -X[1::7] * 1e-300
+    hi, lo, _ = make_pairs(y, qid)
+    perm = rng.permutation(hi.size)
+    for A in (X, np.asfortranarray(X), X[:, ::2], rng.integers(-9, 9, size=X.shape)):
+        for h, l in ((hi, lo), (hi[perm], lo[perm]), (hi[:0], lo[:0])):
+            D = pair_differences(np.ascontiguousarray(A, dtype=np.float64), h, l)
+            want = np.asarray(A, dtype=np.float64)[h] - np.asarray(A, dtype=np.float64)[l]
+            assert D.shape == want.shape and D.dtype == np.float64
+            assert D.tobytes() == want.tobytes()
 
 
 @pytest.mark.parametrize("alpha, alpha_iterations", [(0.85, 100), (0.3, 6), (0.5, 3)])

@@ -53,6 +53,22 @@ def make_pairs(y: np.ndarray, qid: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 
 
 @njit(cache=True, nogil=True)
+def _pair_differences(X, hi, lo, D):
+    for p in range(hi.size):
+        h, l = hi[p], lo[p]
+        for j in range(X.shape[1]):
+            D[p, j] = X[h, j] - X[l, j]
+
+
+def pair_differences(X: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """D = X[hi] - X[lo] (float64, one row per pair), written in one pass: the same doubles as
+    NumPy's two gathers and a subtraction, without their two pairs x features temporaries."""
+    D = np.empty((hi.size, X.shape[1]))
+    _pair_differences(X, np.ascontiguousarray(hi, dtype=np.int64), np.ascontiguousarray(lo, dtype=np.int64), D)
+    return D
+
+
+@njit(cache=True, nogil=True)
 def _perceptron_pass(D, eta, order, w, c, alive, miss, bound, K_W, K_c, K_n, avg_acc, avg_z,
                      pocket_w, pocket_c):
     """One pass over the pairs in ``order``.  ``c[0]`` is the current success counter."""
@@ -120,7 +136,7 @@ class PairwisePerceptron:
         if self.order == "random":  # one permutation, laid out in memory: passes then run in order
             perm = self.rng_.permutation(hi.size)
             hi, lo, eta = hi[perm], lo[perm], eta[perm]
-        self.D_ = (np.asarray(X, dtype=np.float64)[hi] - np.asarray(X, dtype=np.float64)[lo])
+        self.D_ = pair_differences(np.ascontiguousarray(X, dtype=np.float64), hi, lo)
         self.eta_ = eta
         self.n_pairs_ = hi.size
         d = X.shape[1]

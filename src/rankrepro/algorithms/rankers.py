@@ -42,7 +42,7 @@ from numba import njit
 
 from ._hints import prefetch1, prefetch2
 from .base import Estimator, OneOf, QueryRanker, Range, Rule
-from .pairwise import ORDERS, PairwisePerceptron, committee_scores, make_pairs, mean_ndcg_columns
+from .pairwise import ORDERS, PairwisePerceptron, committee_scores, make_pairs, mean_ndcg_columns, pair_differences
 
 EvalSet = tuple[np.ndarray, np.ndarray, np.ndarray]  # X, y, qid
 
@@ -251,7 +251,7 @@ class RankSVM(BatchRanker):
         _warm_up()
         t0 = time.process_time()
         hi, lo, _ = make_pairs(y, qid)
-        D = np.asarray(X, dtype=np.float64)[hi] - np.asarray(X, dtype=np.float64)[lo]
+        D = pair_differences(np.ascontiguousarray(X, dtype=np.float64), hi, lo)
         seed = int(np.random.default_rng(self.seed).integers(1, 2**62))
         setup = time.process_time() - t0
         self.train_seconds_ = setup
