@@ -169,7 +169,7 @@ def _sens(doc):
     (lambda e: _sens(e).update(main="nope"), "experiment.sensitivity[0].main", "not one of the values"),
     (lambda e: _sens(e)["values"].update(mean={"algorithms.oap_vp.params.output": "rank"}),
      "experiment.sensitivity[0].values.mean", "leave the main config unchanged"),
-    # a value whose config is the main one (compared as written: validate._same_tree)
+    # a value whose config is the main one (compared as written: validate.same_as_written)
     (lambda e: _sens(e)["values"].update(rank={"algorithms.oap_vp.params.output": "mean"}),
      "experiment.sensitivity[0].values.rank", "sets what the main config already has"),
     (lambda e: _sens(e)["values"].update(rank={"experiment.n_trainz": 5}),
@@ -291,9 +291,9 @@ def test_a_job_rebuilds_the_variants_the_workflow_checked(tmp_path, name):
     ({"a": {"b": 1}}, {"a": {"b": 1}}), ({"a": {"b": 1}}, {"a": {"b": 1, "c": None}}),
 ])
 def test_configs_compared_as_written_agree_with_their_yaml(a, b):
-    """A sensitivity value's config is compared with the main one as trees (validate._same_tree),
+    """A sensitivity value's config is compared with the main one as trees (validate.same_as_written),
     not as YAML texts: the two comparisons agree, types and key order included."""
-    from rankrepro.pipeline.validate import _same_tree, _tree
+    from rankrepro.pipeline.validate import same_as_written, as_written
 
     ca, cb = OmegaConf.create(a), OmegaConf.create(b)
-    assert _same_tree(_tree(ca), _tree(cb)) == (OmegaConf.to_yaml(ca) == OmegaConf.to_yaml(cb))
+    assert same_as_written(as_written(ca), as_written(cb)) == (OmegaConf.to_yaml(ca) == OmegaConf.to_yaml(cb))

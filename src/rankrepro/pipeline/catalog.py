@@ -18,7 +18,7 @@ from . import diagnoses
 from .config_limits import check_override_depth, check_resolvers, check_str_fields, check_text
 from .names import name_problem
 from .schema import SCHEMA, RootCfg, RootInCfg, targets_as_estimators
-from .validate import add_sensitivity, validate
+from .validate import add_sensitivity, as_written, same_as_written, validate
 
 
 def _compose(config_dir: Path, name: str, scale: str, overrides: list[str]) -> DictConfig:
@@ -348,9 +348,11 @@ def _same_catalogs(a: dict[str, Experiment], b: dict[str, Experiment]) -> bool:
         return False
     for name in a:
         x, y = a[name], b[name]
-        if (x.to_yaml() != y.to_yaml() or x.all_cells != y.all_cells or list(x.variants) != list(y.variants)
-                or any(x.variants[k].to_yaml() != y.variants[k].to_yaml() or x.variants[k].cells != y.variants[k].cells
-                       for k in x.variants)):
+        # configs compared as written, as their YAML texts would be (validate.same_as_written)
+        if (not same_as_written(as_written(x.cfg), as_written(y.cfg)) or x.all_cells != y.all_cells
+                or list(x.variants) != list(y.variants)
+                or any(not same_as_written(as_written(x.variants[k].cfg), as_written(y.variants[k].cfg))
+                       or x.variants[k].cells != y.variants[k].cells for k in x.variants)):
             return False
         if any(getattr(x, f) != getattr(y, f) for f in ("scale", "n_trials", "n_train", "n_test", "curve_points",
                                                           "max_steps", "max_users")):
