@@ -55,6 +55,19 @@ def test_make_pairs():
     assert sorted(eta.tolist()) == [1 / 3, 1 / 3, 1 / 3, 1.0]
 
 
+def test_make_pairs_compiled_is_the_numpy_loop_bit_for_bit(rng):
+    """The compiled pair listing gives the query-by-query NumPy loop's pairs in its order, with its
+    eta, for integer and float labels and ids, empty and one-document queries, no documents."""
+    from rankrepro.algorithms.pairwise import _make_pairs_numpy
+
+    for trial in range(120):
+        n = int(rng.integers(0, 50)) if trial else 0
+        y = rng.integers(0, 4, size=n).astype((np.int64, np.int32, np.float64)[trial % 3])
+        q = rng.integers(0, 8, size=n).astype((np.int64, np.float64)[trial % 2])
+        for got, want in zip(make_pairs(y, q), _make_pairs_numpy(y, q)):
+            assert got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
 def test_pair_differences_are_numpys_bit_for_bit(rng):
     """The pair-difference matrix written in one compiled pass (the perceptron's and the Ranking
     SVM's) holds the very doubles of X[hi] - X[lo]: any feature matrix (non-contiguous and

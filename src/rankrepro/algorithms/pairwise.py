@@ -36,7 +36,49 @@ ORDERS = ("random", "file", "reshuffle")
 
 
 def make_pairs(y: np.ndarray, qid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(more relevant index, less relevant index, eta_q) of every preference pair."""
+    """(more relevant index, less relevant index, eta_q) of every preference pair: queries in
+    increasing id order, within a query the more relevant document in file order, then the
+    less relevant one in file order (:func:`_make_pairs_numpy`, which a compiled loop gives
+    bit for bit for numeric labels)."""
+    y = np.asarray(y)
+    if y.dtype.kind not in "biuf" or y.ndim != 1:
+        return _make_pairs_numpy(y, qid)
+    qid = np.asarray(qid)
+    order = np.argsort(qid, kind="stable")
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(qid[order])) + 1, [order.size])).astype(np.int64)
+    return _pairs_in_groups(y, order.astype(np.int64), starts)
+
+
+@njit(cache=True, nogil=True)
+def _pairs_in_groups(y, order, starts):
+    """make_pairs over the rows ``order`` lists grouped by query (group g: order[starts[g]:starts[g+1]])."""
+    total = 0
+    for g in range(starts.size - 1):
+        for a in range(starts[g], starts[g + 1]):
+            ya = y[order[a]]
+            for b in range(starts[g], starts[g + 1]):
+                if ya > y[order[b]]:
+                    total += 1
+    hi = np.empty(total, np.int64)
+    lo = np.empty(total, np.int64)
+    eta = np.empty(total)
+    k = 0
+    for g in range(starts.size - 1):
+        k0 = k
+        for a in range(starts[g], starts[g + 1]):
+            ya = y[order[a]]
+            for b in range(starts[g], starts[g + 1]):
+                if ya > y[order[b]]:
+                    hi[k] = order[a]
+                    lo[k] = order[b]
+                    k += 1
+        for i in range(k0, k):
+            eta[i] = 1.0 / (k - k0)
+    return hi, lo, eta
+
+
+def _make_pairs_numpy(y: np.ndarray, qid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """make_pairs query by query in NumPy (labels of any ordered type)."""
     y = np.asarray(y)
     hi, lo, eta = [], [], []
     for idx in query_groups(qid):
