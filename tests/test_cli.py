@@ -2,6 +2,7 @@
 experiment with Hydra-style overrides, validated as configs are; a mistake prints one line
 naming the key, with a "did you mean" for a typo, and no traceback; --help renders cleanly."""
 import json
+import os
 import subprocess
 import sys
 
@@ -73,6 +74,19 @@ def test_the_installed_command_prints_no_traceback():
     assert r.stderr.strip().splitlines() == [
         "rankrepro: error: config error in experiment 'harrington2003/table1' at key 'experiment.n_trails': "
         "Key 'n_trails' not in 'ExperimentCfg'; did you mean 'experiment.n_trials'?"]
+
+
+def test_a_reader_that_goes_away_stops_the_command_quietly():
+    """`rankrepro data-status | head -1`: the pipe closed before the command writes ends it with
+    the shell's code for SIGPIPE (141) and no traceback."""
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before anything is written
+    try:
+        p = subprocess.run([sys.executable, "-m", "rankrepro.cli", "data-status", "--no-probe"], cwd=ROOT,
+                           stdout=w, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and "Traceback" not in p.stderr and "Broken pipe" not in p.stderr
 
 
 def test_help_renders_cleanly(capsys):

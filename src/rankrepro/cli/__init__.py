@@ -7,6 +7,7 @@ and ``arena``); this module holds ``main`` and the other subcommands."""
 from __future__ import annotations
 
 import difflib
+import os
 import sys
 from pathlib import Path
 
@@ -88,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rankrepro: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader of the output went away (`rankrepro experiments | head`): stop quietly, as
+        # other command-line tools do; stdout goes to devnull so that the interpreter's final
+        # flush does not raise again (the Python documentation's recipe for SIGPIPE)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _dispatch(args) -> int:
