@@ -305,13 +305,8 @@ def add_sensitivity(exp: Experiment, only: tuple[str, str] | frozenset | None = 
     wanted = None if only is None else {only} if isinstance(only, tuple) else set(only)
     choices = [str(sc.choice) for sc in e.sensitivity]
     main_fps: dict[str, str] = {}
-    main_trees: list = []
-
-    def main_tree():  # the main config as written, made once (a value's config is compared with it)
-        if not main_trees:
-            main_trees.append(as_written(exp.cfg))
-        return main_trees[0]
-
+    # the main config as written, which each value's config is compared with (not when checked)
+    main_tree = None if checked else as_written(exp.cfg)
     for i, sc in enumerate(e.sensitivity):
         key = f"experiment.sensitivity[{i}]"
         check_name(name, f"{key}.choice", "label", sc.choice)
@@ -362,11 +357,11 @@ def add_sensitivity(exp: Experiment, only: tuple[str, str] | frozenset | None = 
                     k = getattr(err, "full_key", None) or ", ".join(map(str, sets))
                     raise ConfigError(name, f"{vkey}.{k}", str(err).splitlines()[0]) from None
             if label != sc.main and sets and not checked:
-                require(name, vkey, not same_as_written(as_written(cfg), main_tree()),
+                require(name, vkey, not same_as_written(as_written(cfg), main_tree),
                         f"value '{label}' sets what the main config already has ("
                         + ", ".join(f"{k}={v}" for k, v in sets.items()) + f"): it is the main value '{sc.main}' again")
             if label == sc.main:
-                require(name, vkey, same_as_written(as_written(cfg), main_tree()),
+                require(name, vkey, same_as_written(as_written(cfg), main_tree),
                         "the main value must leave the main config unchanged (it sets "
                         + ", ".join(f"{k}={v}" for k, v in sets.items()) + ")")
                 continue
