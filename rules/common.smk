@@ -128,13 +128,17 @@ TWINS = {} if BATCH else twin_cells(CATALOG, {n: s.used for n, s in DATA_STATUS.
 
 # reruns follow content, not file times (a fresh clone has neither Snakemake's metadata nor
 # meaningful times): a cell whose fingerprint file no longer matches loses it (and reruns),
-# current outputs are dated after their inputs.  Skipped under --config force=true.
+# current outputs are dated now, not before their inputs.  Skipped under --config force=true.
 FORCE = str(config.get("force", False)).lower() in ("1", "true", "yes")
 # `snakemake --lint` only reads the workflow: it must not remove a stale cell's fingerprint
 LINTING = any(a == "--lint" or a.startswith("--lint=") for a in sys.argv[1:])
-if not FORCE and not LINTING:
+# Only the run that plans the jobs aligns the files, once, before any job.  A job that parses the
+# workflow again (each job of a cluster executor: --mode remote) must not: it would re-date the
+# outputs of jobs done meanwhile while other jobs run, and remove the fingerprint file of a cell
+# whose job is writing its files at that moment.
+if not FORCE and not LINTING and workflow.is_main_process:
     sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH,
-                      comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()}, twins=set(TWINS))
+                      comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()})
 
 
 def _record(path):

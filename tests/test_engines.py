@@ -78,8 +78,21 @@ def _snakemake(workdir: Path, *args, timeout=1200):
     r = subprocess.run([str(SNAKEMAKE), "-s", str(ROOT / "Snakefile"), "--directory", str(workdir), *args, *TARGETS,
                         "--config", "scale=smoke", "cell_packs=false"], capture_output=True, text=True,
                        timeout=timeout)
-    assert r.returncode == 0, (r.stdout + r.stderr)[-5000:]
-    return r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-5000:] + _failed_logs(workdir, out)
+    return out
+
+
+def _failed_logs(workdir: Path, out: str) -> str:
+    """The ends of the logs of the jobs that failed (the rule's log, the SLURM job's log): what
+    the job itself printed, which Snakemake's own output only points to."""
+    found = []
+    for block in re.findall(r"Error in rule \w+:.*?\n\s*log: (.*?) \(check log", out, re.S):
+        for name in block.split(", "):
+            p = Path(name) if Path(name).is_absolute() else workdir / name
+            if p.is_file() and p not in found:
+                found.append(p)
+    return "".join(f"\n--- {p} (its end) ---\n{p.read_text(errors='replace')[-3000:]}" for p in found)
 
 
 def _outputs(workdir: Path) -> dict[str, bytes]:

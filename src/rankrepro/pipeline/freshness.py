@@ -8,8 +8,8 @@ them): the hash of everything that determines the cell's numbers (:func:`cell_fi
 and of the processed data it ran on.  When the workflow is parsed, :func:`sync` compares
 each file with the fingerprint the cell would have now:
 
-* equal: the cell's results are current; their file times are set after the data's and,
-  where every cell of an artefact is current and its record was built from the same
+* equal: the cell's results are current; their file times are set to now, after the data's
+  and, where every cell of an artefact is current and its record was built from the same
   resolved config, so are the record's, the figure's, those of the arena comparisons all of
   whose experiments are current (and whose record was made from the same family file), and
   finally the report's;
@@ -17,6 +17,13 @@ each file with the fingerprint the cell would have now:
   bytes no longer those the fingerprint file names (``sha256``: a results file edited by hand
   or replaced): the fingerprint file is removed, so the cell job (its output) reruns; the results stay until it replaces
   them.
+
+All of them get the same time, the moment of the comparison: Snakemake reruns a job only when
+an input is strictly newer than its output, so equal times keep each output current, also where
+the file system keeps whole seconds (both sides are cut alike), and every input that was not
+re-dated was written before that moment.  Nothing is dated in the future: a job that finishes
+within seconds of the start would otherwise leave an output older than its re-dated input, which
+Snakemake refuses ("Output ... has older modification time than input").
 
 The fingerprint covers the code too (:mod:`.codeprint`: the modules a cell's protocol,
 learner and builder import, and the numeric libraries' versions): editing a learner reruns its
@@ -95,19 +102,17 @@ def _touch(paths: list[Path], when: float) -> None:
 
 
 def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: str = "", batch: bool = False,
-         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None,
-         twins: set[tuple[str, str]] = frozenset()) -> dict[str, int]:
+         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None) -> dict[str, int]:
     """Align file times with content (see the module docstring).  ``used``: experiment ->
     the processed data set it runs on (None: generated data); experiments missing from it
     are not run.  ``comparisons``: arena family -> (its experiments, the text of its family
-    file ``config/arena/<family>.yaml``); ``twins``: the (experiment, cell) whose jobs take
-    another cell's results (an input: dated after it).  Returns the number of ``current`` and ``stale``
+    file ``config/arena/<family>.yaml``).  Returns the number of ``current`` and ``stale``
     cells.  With ``batch`` (one job per artefact, nothing committed) there is nothing to align."""
     root = Path(root)
     counts = {"current": 0, "stale": 0}
     if batch:
         return counts
-    later = time.time() + 1.0  # after the inputs, whatever the file system's time resolution
+    now = time.time()  # after every input not re-dated here; equal times suffice (module docstring)
     all_current = True
     current: set[str] = set()  # the experiments whose cells and record are all current
     for name, exp in catalog.items():
@@ -124,9 +129,9 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
             fp = root / fingerprint_path(prefix, exp, c.id)
             out = root / f"{prefix}results/{exp.paper}/{exp.artefact}/cells/{c.id}.parquet"
             if is_current(exp, c.id, data_id, fp, out):
-                # a sensitivity cell after the main cell it may take trials from, a twin after
-                # the cell whose results it takes (their inputs)
-                _touch([out, fp], later + (0.75 if (name, c.id) in twins else 0.5 if c.base else 0.0))
+                # dated with every other output: a sensitivity cell is not older than the main cell
+                # it may take trials from, nor a twin than the cell whose results it takes
+                _touch([out, fp], now)
                 counts["current"] += 1
             else:
                 fp.unlink(missing_ok=True)
@@ -135,10 +140,10 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
         base = root / f"{prefix}results/{exp.paper}/{exp.artefact}"
         rec = base.with_suffix(".json")
         if exp_current and rec.is_file() and _record_fingerprint(rec) == config_fingerprint(exp):
-            _touch([base.with_suffix(".csv"), base.with_suffix(".md"), rec], later + 1)
+            _touch([base.with_suffix(".csv"), base.with_suffix(".md"), rec], now)
             if exp.figure_file is not None:
                 fig = root / f"{prefix}figures/{exp.paper}/{exp.figure_file}"
-                _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], later + 2)
+                _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
             current.add(name)
         else:
             all_current = False
@@ -146,13 +151,13 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
         # an arena comparison reads its experiments' cells and resolved configs and its family file
         rec = root / f"{prefix}results/arena/comparison/{family}.json"
         if all(m in current for m in members) and rec.is_file() and _record_field(rec, "config") == definition:
-            _touch([rec.with_suffix(".md"), rec.with_suffix(".csv"), rec], later + 1)
+            _touch([rec.with_suffix(".md"), rec.with_suffix(".csv"), rec], now)
             fig = root / f"{prefix}figures/arena/comparison/cd_{family}"
-            _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], later + 2)
+            _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
         else:
             all_current = False
     if all_current:
-        _touch([root / f"{prefix}results/report/index.html"], later + 3)
+        _touch([root / f"{prefix}results/report/index.html"], now)
     return counts
 
 
