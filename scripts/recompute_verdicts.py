@@ -218,7 +218,12 @@ def recompute_row(row, rec, cfg, cells: Cells):
         r_all = r + extra
         half = (t975(df) * se if se > 0 else 0.0) + r_all
         verdict = "consistent" if d - half <= ZERO_TOL and d + half >= -ZERO_TOL else "differs"
-        return _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r)
+        out = _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r,
+                      sd=float(x.std(ddof=1)) if n > 1 else None, pub_se=0.0, draw=True, n_ours=n, extra_bound=extra)
+        if basis == "deterministic" and out["verdict"] != "reference":
+            # a learner run once: judged by equivalence within the declared margin
+            out["verdict"] = "consistent" if out["equivalence"] == "equivalent" else "differs"
+        return out
     if h is not None and pn is not None and int(pn) > 1:
         se2, df2 = (float(h) + ci_r) / t975(int(pn) - 1), int(pn) - 1
     else:
@@ -238,10 +243,28 @@ def recompute_row(row, rec, cfg, cells: Cells):
     half = (t975(df) * se if se > 0 else 0.0) + r + bound
     verdict = "consistent" if d - half <= ZERO_TOL and d + half >= -ZERO_TOL else "differs"
 
-    return _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r + bound)
+    return _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r + bound,
+                   sd=(se1 * math.sqrt(n) if se1 > 0 else None), pub_se=se2, pub_df=df2, n_ours=n)
 
 
-def _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r_eq):
+def trials_to_reach(sd, pub_se, pub_df, eff, draw, limit=1_000_000):
+    """The smallest n (2..limit) at which a difference of 0 would pass both one-sided tests
+    within ``eff`` (the margin less the rounding): brute force over every n at once."""
+    if eff <= 0:
+        return None
+    n = np.arange(2, limit + 1, dtype=float)
+    ours = sd * (np.sqrt(1 + 1 / n) if draw else 1 / np.sqrt(n))
+    if pub_se:
+        se = np.sqrt(ours**2 + pub_se**2)
+        df = (ours**2 + pub_se**2) ** 2 / (ours**4 / (n - 1) + pub_se**4 / pub_df)
+    else:
+        se, df = ours, n - 1
+    ok = stats.t.ppf(0.95, df) * se < eff
+    return int(n[np.argmax(ok)]) if ok.any() else None
+
+
+def _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r_eq, sd=None, pub_se=0.0,
+            pub_df=None, draw=False, n_ours=0, extra_bound=0.0):
     """The equivalence test (within the margin less ``r_eq``, the printed rounding and any
     published bound) and the row's fields."""
     margin = row.get("margin")
@@ -260,6 +283,14 @@ def _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r_eq)
             outside = abs(d) - r - bound > float(margin)
             reach = bool(eff > 0)
         eq = "equivalent" if eq_p < ALPHA else ("different" if outside else "undecided")
+    need = None
+    if margin is not None and reach is False and sd is not None:
+        need = trials_to_reach(sd, pub_se, pub_df, float(margin) - r, draw)
+    # the two-sided p-value of "difference = 0" that the interval inverts (bound taken off first)
+    if se > 0:
+        p = float(2 * stats.t.sf(max(0.0, abs(d) - r - bound - extra_bound) / se, df))
+    else:
+        p = 1.0 if abs(d) - r - bound - extra_bound <= ZERO_TOL else 0.0
     if not (rec.get("dataset") or {}).get("original", True):
         verdict = "reference"
         eq = "reference" if eq is not None else None
@@ -267,16 +298,29 @@ def _finish(row, rec, mean, ci, n, pn, r, d, half, df, basis, verdict, se, r_eq)
         "mean": mean, "ci": ci, "n": n, "published_n": pn, "rounding": r,
         "difference": d, "difference_ci": half, "difference_df": df, "difference_basis": basis,
         "verdict": verdict, "equivalence": eq, "equivalence_p": eq_p,
-        "equivalence_reachable": reach,
+        "equivalence_reachable": reach, "equivalence_trials": need, "difference_p": min(p, 1.0),
+        "difference_se": se,
     }
 
 
 NUMERIC_ROW = ("mean", "ci", "n", "published_n", "rounding", "difference", "difference_ci",
-               "difference_df", "equivalence_p")
-EXACT_ROW = ("difference_basis", "verdict", "equivalence", "equivalence_reachable")
+               "difference_df", "equivalence_p", "difference_p", "difference_se")
+EXACT_ROW = ("difference_basis", "verdict", "equivalence", "equivalence_reachable", "equivalence_trials")
+
+
+def table_test(judged):
+    """The joint test of the whole published table, from our recomputed rows: Sidak's bound
+    1 - (1 - min p)^k over the k cells with a sampling spread; every cell without one must be
+    consistent; the table agrees unless the bound is below 5% or such a cell is not."""
+    samp = [o for o in judged if o["difference_se"] > 0]
+    p = -math.expm1(len(samp) * math.log1p(-min(o["difference_p"] for o in samp))) if samp else None
+    outside = sum(o["verdict"] != "consistent" for o in judged if not o["difference_se"] > 0)
+    return {"p": p, "agrees": (p is None or p >= ALPHA) and not outside, "sampling": len(samp),
+            "exact": len(judged) - len(samp), "consistent": sum(o["verdict"] == "consistent" for o in judged)}
 
 
 def check_table(rec, cfg, cells: Cells, report):
+    judged = []
     for row in rec.get("table") or []:
         if row.get("published_mean") is None:
             continue
@@ -287,6 +331,8 @@ def check_table(rec, cfg, cells: Cells, report):
         except Exception as exc:  # noqa: BLE001 - a cell we cannot recompute is a failure
             report["errors"].append(f"{where}: cannot recompute ({exc})")
             continue
+        if ours["verdict"] in ("consistent", "differs"):
+            judged.append(ours)
         bad = []
         for k in NUMERIC_ROW:
             if not close(ours[k], row.get(k)):
@@ -298,6 +344,18 @@ def check_table(rec, cfg, cells: Cells, report):
             report["disagreements"].append(f"{where}: " + "; ".join(bad))
         else:
             report["cells_agree"] += 1
+    tt, theirs = (table_test(judged) if judged else None), rec.get("table_test")
+    if tt or theirs:
+        report["tables_checked"] += 1
+        if not tt or not theirs:
+            report["disagreements"].append(f"table test: record {theirs!r} vs ours {tt!r}")
+        else:
+            bad = [f"{k}: record {theirs.get(k)!r} vs ours {tt[k]!r}" for k in tt
+                   if not (close(tt[k], theirs.get(k)) if k == "p" else tt[k] == theirs.get(k))]
+            if bad:
+                report["disagreements"].append("table test: " + "; ".join(bad))
+            else:
+                report["tables_agree"] += 1
 
 
 # --------------------------------------------------------------------------- claims
@@ -558,13 +616,14 @@ def run(records: Path, cells_root: Path | None = None, only: list[str] | None = 
     cache = dict(recs)
     ours_p = precompute_ours(records, cells_root, recs, cache)
     passed = failed = 0
-    totals = {"cells_checked": 0, "cells_agree": 0, "claims_checked": 0, "claims_agree": 0,
-              "claims_recomputed": 0}
+    totals = {"cells_checked": 0, "cells_agree": 0, "tables_checked": 0, "tables_agree": 0, "claims_checked": 0,
+              "claims_agree": 0, "claims_recomputed": 0}
     print(f"records: {records}   cells: {cells_root}", file=out)
     for name, rec in recs.items():
         cfg = yaml.safe_load(rec["config"])
         cells = Cells(cells_root, rec["paper"], rec["artefact"])
-        report = {"cells_checked": 0, "cells_agree": 0, "claims_checked": 0, "claims_agree": 0,
+        report = {"cells_checked": 0, "cells_agree": 0, "tables_checked": 0, "tables_agree": 0,
+                  "claims_checked": 0, "claims_agree": 0,
                   "claims_recomputed": 0, "claims_untested": 0, "claims_not_recomputed": [],
                   "disagreements": [], "errors": [], "notes": []}
         check_table(rec, cfg, cells, report)
@@ -587,7 +646,8 @@ def run(records: Path, cells_root: Path | None = None, only: list[str] | None = 
             print("    ERROR " + line, file=out)
         for line in report["disagreements"]:
             print("    DISAGREES " + line, file=out)
-    print(f"totals: published cells {totals['cells_agree']}/{totals['cells_checked']} agree; tested claims "
+    print(f"totals: published cells {totals['cells_agree']}/{totals['cells_checked']} agree; table tests "
+          f"{totals['tables_agree']}/{totals['tables_checked']} agree; tested claims "
           f"{totals['claims_agree']}/{totals['claims_checked']} agree, {totals['claims_recomputed']} "
           f"recomputed from the cells", file=out)
     print(f"{passed} passed, {failed} failed", file=out)

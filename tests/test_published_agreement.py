@@ -222,8 +222,18 @@ def test_committed_records_carry_the_agreement_statistics():
                 assert t["equivalence"] == "reference"
                 continue
             inside = t["difference_low"] <= 1e-12 and t["difference_high"] >= -1e-12
+            if t["difference_basis"] == "deterministic":  # a learner run once: judged by equivalence
+                inside = t["equivalence"] == "equivalent"
             assert t["verdict"] == ("consistent" if inside else "differs"), (r["name"], t["label"])
+            assert (t["difference_p"] >= 0.05) == (t["verdict"] == "consistent") or \
+                t["difference_basis"] == "deterministic", (r["name"], t["label"])
             assert t["equivalence"] in ("equivalent", "different", "undecided")
+            if t["equivalence_trials"] is not None:  # unreachable now, reachable with that many trials
+                assert not t["equivalence_reachable"] and t["equivalence_trials"] > t["n"]
+        if pub and r["dataset"]["original"]:
+            tt = r["table_test"]
+            assert tt["cells"] == len(pub) and tt["consistent"] == sum(t["verdict"] == "consistent" for t in pub)
+            assert tt["agrees"] == ((tt["p"] is None or tt["p"] >= 0.05) and not tt["exact_outside"])
     assert n > 150
 
 

@@ -78,6 +78,9 @@ def table_row(cell, values, pub_mean, pub_ci, pub_n, r, margin):
         "rounding": r, "difference": d, "difference_ci": half, "difference_df": df,
         "difference_basis": "welch", "verdict": verdict, "equivalence": eq, "equivalence_p": p_eq,
         "margin": margin, "equivalence_reachable": bool(stats.t.ppf(0.95, df) * se < eff),
+        # the published spread alone fills these margins: no number of trials reaches equivalence
+        "equivalence_trials": None, "difference_se": se,
+        "difference_p": float(2 * stats.t.sf(max(0.0, abs(d) - r) / se, df)),
     }
 
 
@@ -128,9 +131,14 @@ def build(tmp_path: Path, original=True):
         c["verdict"] = ("held" if adj[c["id"]] < 0.05 and s["p_held"] < s["p_opposite"] else
                         "not held" if adj[c["id"]] < 0.05 and s["p_opposite"] < s["p_held"] else
                         "inconclusive")
+    # the joint test of the table by hand: Sidak's bound on the smaller p over the two cells
+    p_table = 1 - (1 - min(r["difference_p"] for r in rows)) ** 2
+    table_test = {"p": p_table, "agrees": p_table >= 0.05, "sampling": 2, "exact": 0,
+                  "consistent": sum(r["verdict"] == "consistent" for r in rows)}
     record = {
         "paper": paper, "artefact": artefact, "config": yaml.safe_dump(config),
         "dataset": {"original": original}, "table": rows, "claims": claims,
+        **({"table_test": table_test} if original else {}),
         "claim_family": {"name": paper, "artefacts": [f"{paper}/{artefact}"], "tests": 2},
         "cells": [{"id": cid, "estimator": cid, "params": {}} for cid in ("a", "b", "c")],
     }
@@ -183,6 +191,8 @@ def test_substitute_data_reads_reference(tmp_path):
     (lambda r: r["table"][0].update(verdict="differs"), "verdict: record 'differs' vs ours 'consistent'"),
     (lambda r: r["table"][1].update(difference_ci=r["table"][1]["difference_ci"] - 0.005), "difference_ci"),
     (lambda r: r["table"][0].update(equivalence="equivalent"), "equivalence: record 'equivalent'"),
+    (lambda r: r["table_test"].update(agrees=True), "table test: agrees: record True vs ours False"),
+    (lambda r: r["table"][1].update(difference_p=0.2), "difference_p"),
     (lambda r: r["claims"][0]["stats"].update(p_held=r["claims"][0]["stats"]["p_held"] + 1e-4), "p_held"),
     (lambda r: r["claims"][1]["stats"].update(p_adjusted=r["claims"][1]["stats"]["p"]), "p_adjusted"),
     (lambda r: r["claims"][1].update(verdict="inconclusive"), "verdict from the cells"),

@@ -163,7 +163,15 @@ def _score(**kw):
 
 
 def test_agreement_words_separate_ran_from_agrees():
-    assert _score(consistent=3, compared=3, claims=2, held=2).agreement == "reproduced"
+    assert _score(consistent=3, compared=3, table_agrees=True, claims=2, held=2).agreement == "reproduced"
+    # the table is judged as a whole: one cell that differs does not make it disagree (issue 59)
+    assert _score(consistent=11, compared=12, table_agrees=True, claims=2, held=2).agreement == "reproduced"
+    assert _score(consistent=11, compared=12, table_agrees=False, claims=2, held=2).agreement == "partly reproduced"
+    assert _score(consistent=0, compared=12, table_agrees=False, claims=1, inconclusive=1).agreement == \
+        "not reproduced"
+    # agreeing table, claims not decided: inconclusive, not reproduced
+    assert _score(consistent=3, compared=3, table_agrees=True, claims=2, held=1, inconclusive=1).agreement == \
+        "inconclusive"
     # Crammer & Singer Fig. 6 as committed before: ran, 0 of 5 claims held
     assert _score(claims=5, held=0, not_held=4, inconclusive=1).agreement == "not reproduced"
     # cystic fibrosis: 2 of 15 cells consistent

@@ -406,3 +406,20 @@ def test_the_report_uses_the_acm_terms_where_the_reader_meets_the_word():
     subs = sum(not r["dataset"]["original"] for r in ran)
     assert subs and page.count("(a replication on other data, ") == subs
     assert page.count("(a replication, ") == len(ran) - subs
+
+
+def test_headline_counts_over_what_could_be_judged():
+    """The report opens with the artefacts reproduced out of those run on the papers' own data
+    (the only ones that can earn the word), the others in their own words (issue 59, item 1)."""
+    from rankrepro.report.scorecard import is_replication, scorecard
+
+    recs = [json.loads(p.read_text()) for p in sorted((ROOT / "results").glob("*/*.json"))]
+    sc = scorecard([r for r in recs if is_replication(r)])
+    own, sub = sc.by_data(True), sc.by_data(False)
+    page = re.sub(r"<[^>]+>", "", (ROOT / "results/report/index.html").read_text())
+    k = sum(a.agreement == "reproduced" for a in own)
+    assert f"{k} of {len(own)}artefacts on the papers' own data reproduced" in page
+    assert f"{len(sub)} ran on substitute data, where only the claims are judged" in page
+    assert f"{len(sc.artefacts) - len(sc.ran)} could not run" in page
+    for word in {a.agreement for a in own} - {"reproduced"}:
+        assert f"{sum(a.agreement == word for a in own)} {word}" in page

@@ -54,10 +54,11 @@ def test_a_changed_record_changes_the_page(tmp_path):
     csv.write_text("\n".join(lines) + "\n")
     old, new = DOC.read_text(), render(out)
     assert "(OAP-BPM 0.19-0.23 against" in old and "(OAP-BPM 0.17-0.23 against" in new
-    row = "| [`harrington2003/table1`](../results/harrington2003/table1.md) | 3 / 9 | 0 / 7 / 5 (11) |"
+    row = ("| [`harrington2003/table1`](../results/harrington2003/table1.md) | differs (p = 6.2e-21) | 3 / 9 | "
+           "0 / 7 / 5 (5) |")
     assert f"{row} 1 / 0 / 1 | 1 / 1 | partly reproduced |" in old
     assert f"{row} 0 / 1 / 1 | 1 / 1 | partly reproduced |" in new
-    tot = re.search(r"^\| \*\*all 8\*\* \| [^|]+\| [^|]+\| (\d+) / (\d+) / (\d+) \|", old, re.M)
+    tot = re.search(r"^\| \*\*all 8\*\* \| [^|]+\| [^|]+\| [^|]+\| (\d+) / (\d+) / (\d+) \|", old, re.M)
     held, not_held = int(tot.group(1)), int(tot.group(2))
     assert f"| {held - 1} / {not_held + 1} / " in new.split("| **all 8** |")[1].split("\n")[0]
     assert len(new.splitlines()) == len(old.splitlines())

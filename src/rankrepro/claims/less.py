@@ -79,8 +79,7 @@ class Less(ClaimKind):
                         tests.append(testing.less(fac * testing.trial_values(ctx.trials, a.id, metric, ra["round"]),
                                                   testing.trial_values(ctx.trials, b.id, metric, rb["round"]), where))
                     if not fac * ra["mean"] < rb["mean"]:
-                        fails.append(f"{a.label} {ra['mean']:.3f} (+-{ra['ci']:.3f}) vs {b.label} "
-                                     f"{rb['mean']:.3f} (+-{rb['ci']:.3f}){fmt_round(ra['round'])}")
+                        fails.append(f"{a.label} {_pm(ra)} vs {b.label} {_pm(rb)}{fmt_round(ra['round'])}")
         if checks == 0:
             return result(c, "not evaluable", "no comparable values (rounds outside this run's range?)")
         ratios = ""
@@ -139,3 +138,10 @@ class Less(ClaimKind):
 
 
 KIND = Less()
+
+
+def _pm(r) -> str:
+    """A mean with its 95% half-width ("0.283 (+-0.001)"); a value with no interval (one run of a
+    deterministic learner) alone."""
+    ci = r["ci"]
+    return f"{r['mean']:.3f}" + ("" if ci is None or ci != ci else f" (+-{ci:.3f})")

@@ -24,8 +24,10 @@ from ..claims.testing import adjust, kept
 from ..metrics import METRICS
 from .. import metric_names as _metric_names  # noqa: F401 - every registered metric name
 from ..pipeline.cells import Cell, Experiment, select
-from ..stats import (Interval, consistent, difference_interval, draw_difference_interval, equivalence,
-                     equivalence_reachable, paired_t_greater, printed_precision, t_interval)
+from ..stats import (Interval, consistent, difference_interval, difference_p, draw_difference_interval, equivalence,
+                     table_test,
+                     equivalence_reachable, paired_t_greater, printed_precision, se_from_half_width, t_interval,
+                     t_quantile, trials_to_reach_equivalence)
 
 SUMMARY_COLUMNS = ["cell", "algorithm", "label", "metric", "round", "n", "mean", "ci", "low", "high"]
 
@@ -205,8 +207,9 @@ def equivalence_why(exp: Experiment) -> str:
 #: the columns of :func:`compare_published`
 COMPARISON_COLUMNS = ["cell", "label", "metric", "source", "published_mean", "published_ci", "published_n",
                       "mean", "ci", "n", "difference", "difference_ci", "difference_low", "difference_high",
-                      "difference_df", "difference_basis", "rounding", "verdict", "overlap", "equivalence",
-                      "equivalence_p", "margin", "margin_source", "equivalence_reachable", "marks", "diagnosis"]
+                      "difference_df", "difference_basis", "rounding", "verdict", "difference_p", "difference_se",
+                      "difference_bound", "overlap", "equivalence", "equivalence_p", "margin", "margin_source",
+                      "equivalence_reachable", "equivalence_trials", "marks", "diagnosis"]
 
 
 def _finite(x: float) -> float | None:
@@ -246,6 +249,19 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
         margin, margin_source = equivalence_margin(exp, p)
         ok = np.isfinite(diff.difference)
         eq = equivalence(diff, margin, rounding=p.rounding) if ok else None
+        # a learner run once (deterministic given the data) whose tuning the paper does not
+        # state: no sampling spread separates it from the paper but the printed rounding, so it
+        # is judged by equivalence within the declared margin (docs/reproducibility.md)
+        agree = (None if eq is None else eq.verdict == "equivalent" if diff.basis == "deterministic"
+                 else diff.contains_zero)
+        reach = equivalence_reachable(diff, margin, rounding=p.rounding) if ok else None
+        if ok and not reach and rep.n >= 2 and np.isfinite(rep.half_width):
+            sd = float(rep.half_width) * np.sqrt(rep.n) / t_quantile(rep.n - 1, 0.975)
+            pub_se = (se_from_half_width(pub_ci + p.ci_rounding, pub_n) if (pub_ci is not None and pub_n >= 2
+                                                                          and not draw) else 0.0)
+            n_reach = trials_to_reach_equivalence(sd, pub_se, float(pub_n - 1), margin, p.rounding, draw=draw)
+        else:
+            n_reach = None
 
         def label(ok: bool | None) -> str:
             if ok is None:
@@ -259,12 +275,13 @@ def compare_published(exp: Experiment, summary: pd.DataFrame, reference_only: bo
             "difference_ci": _finite(diff.half_width), "difference_low": _finite(diff.low),
             "difference_high": _finite(diff.high), "difference_df": _finite(diff.df),
             "difference_basis": diff.basis, "rounding": p.rounding,
-            "verdict": label(None if eq is None else diff.contains_zero),
+            "verdict": label(agree), "difference_p": _finite(difference_p(diff)) if ok else None,
+            "difference_se": _finite(diff.se), "difference_bound": _finite(diff.bound),
             "overlap": label(consistent(rep, float(p.mean), pub_ci)),
             "equivalence": (None if eq is None else "reference" if reference_only else eq.verdict),
             "equivalence_p": None if eq is None else _finite(eq.p),
             "margin": margin, "margin_source": margin_source,
-            "equivalence_reachable": (equivalence_reachable(diff, margin, rounding=p.rounding) if ok else None),
+            "equivalence_reachable": reach, "equivalence_trials": n_reach,
             "marks": p.marks, "diagnosis": p.diagnosis,
         })
     return pd.DataFrame(rows, columns=COMPARISON_COLUMNS)
@@ -416,6 +433,13 @@ def _align(heads: list[list[dict]]) -> list[list[dict]]:
     return [[next(h for h in hs if (h["cell"], h["metric"]) == k) for k in common] for hs in heads]
 
 
+def _reading_test(comparison: pd.DataFrame, judged: bool) -> dict | None:
+    """A reading's joint test of the published table, in brief: p, whether it agrees, and how
+    many cells are consistent (None where nothing is judged)."""
+    tt = table_test_record(comparison.to_dict("records"), judged) if not comparison.empty else None
+    return None if tt is None else {k: tt[k] for k in ("p", "agrees", "exact_outside", "consistent", "cells")}
+
+
 def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, comparison: pd.DataFrame,
                 claims: list[ClaimResult], reference_only: bool = False, family: Family | None = None) -> list[dict]:
     """For each open choice and each of its values: what it sets, how many cells it re-ran,
@@ -446,6 +470,8 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
                 "mean_abs_difference": float(np.mean(diffs)) if diffs else None,
                 "consistent": sum(h["verdict"] == "consistent" for h in head),
                 "compared": sum(h["verdict"] in ("consistent", "differs") for h in head),
+                # the joint test of the whole published table under this reading (table_test_record)
+                "table_test": _reading_test(v_comp, not reference_only),
                 "claims": [_claim_brief(r) for r in v_claims],
             })
         for v, h in zip(values, _align([v["headline"] for v in values])):
@@ -459,6 +485,46 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
         out.append({"choice": choice, "text": sc.text, "main": str(sc.main), "why": sc.why, "values": values,
                     "flips": flips})
     return out
+
+
+def table_test_record(rows: list[dict], judged: bool) -> dict | None:
+    """The joint test of the artefact's published table (:func:`rankrepro.stats.table_test`)
+    over its judged cells, with the share of cells consistent and equivalent beside it; None
+    where nothing is judged (no published cell, or substitute data)."""
+    judged_rows = [r for r in rows if judged and r.get("verdict") in ("consistent", "differs")]
+    nz = lambda x: 0.0 if x is None or not np.isfinite(x) else float(x)  # noqa: E731 - missing, NaN: none
+    if not judged_rows:
+        return None
+    tt = table_test([{"cell": f"{r['label']} {r['metric']}", "p": r["difference_p"], "se": nz(r["difference_se"]),
+                      "df": r["difference_df"], "bound": nz(r["difference_bound"]),
+                      "consistent": r["verdict"] == "consistent"} for r in judged_rows])
+    out = {k: getattr(tt, k) for k in ("cells", "sampling", "exact", "min_p", "deciding", "p", "exact_outside",
+                                       "agrees", "detectable_low", "detectable_high")}
+    out["test"] = ("Sidak's bound on the smallest two-sided p over the cells with a sampling spread; "
+                   "the cells without one must each agree")
+    out["consistent"] = sum(r["verdict"] == "consistent" for r in judged_rows)
+    out["equivalent"] = sum(r.get("equivalence") == "equivalent" for r in judged_rows)
+    return out
+
+
+def compatible_readings(sens: list[dict]) -> dict | None:
+    """The readings of the paper's open choices under which its published table agrees with ours
+    as a whole (each value's ``table_test``): every value of every choice, the others at their
+    main reading (the one-at-a-time readings; the main reading once).  Each reading is tested once
+    at 5% and the set is not corrected for the search (test inversion: a 95% confidence set of the
+    readings tried).  None where no reading has a table test."""
+    tested, seen = [], set()
+    for s in sens:
+        for v in s["values"]:
+            key = "main" if v["main"] else f"{s['choice']}={v['value']}"
+            if v.get("table_test") is None or key in seen:
+                continue
+            seen.add(key)
+            tested.append((key, v["table_test"]))
+    if not tested:
+        return None
+    return {"tested": len(tested), "compatible": [k for k, t in tested if t["agrees"]],
+            "p": {k: t["p"] for k, t in tested}}
 
 
 def claims_to_json(results: list[ClaimResult]) -> list[dict]:

@@ -21,7 +21,8 @@ from ..pipeline.cells import Experiment, claim_family, config_fingerprint
 from ..pipeline.integrity import cells_sha256, write_sealed
 from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
-from .aggregate import (Family, claims_to_json, compare_published, equivalence_why, evaluate_claims,
+from .aggregate import (Family, claims_to_json, compare_published, compatible_readings, equivalence_why,
+                        evaluate_claims, table_test_record,
                         experiment_claims, final_rows, resolve, sensitivity, significance_marks, summarize)
 from .diagnosis import add_strengths, render_numbers
 from .md import md_cell, md_text
@@ -87,6 +88,8 @@ def table_rows(exp: Experiment, summary: pd.DataFrame, comparison: pd.DataFrame,
                 "published_marks": None if p is None else p.get("marks", ""),
                 "diagnosis": None if p is None else p.get("diagnosis"),
             })
+            if rows[-1]["equivalence_trials"] is not None:
+                rows[-1]["equivalence_trials"] = int(rows[-1]["equivalence_trials"])
     return rows
 
 
@@ -111,8 +114,9 @@ def marks_comparison(exp: Experiment, rows: list[dict], judged: bool) -> dict | 
 #: is made of), the former overlap verdict, the equivalence verdict with its TOST p-value and
 #: margin (:func:`rankrepro.report.aggregate.compare_published`)
 AGREEMENT_FIELDS = ("published_n", "difference_ci", "difference_low", "difference_high", "difference_df",
-                    "difference_basis", "rounding", "overlap", "equivalence", "equivalence_p", "margin",
-                    "margin_source", "equivalence_reachable")
+                    "difference_basis", "rounding", "difference_p", "difference_se", "difference_bound", "overlap",
+                    "equivalence", "equivalence_p", "margin", "margin_source", "equivalence_reachable",
+                    "equivalence_trials")
 
 
 def _missing(x) -> bool:
@@ -171,11 +175,23 @@ def sensitivity_markdown(sens: list[dict]) -> list[str]:
                          f"{v['extra_cells']} | "
                          f"{_fmt_num(v['mean_abs_difference'])} | {comp} | {held} / {len(v['claims'])} | {md_cell(flips or '-')} |")
     lines.append("")
+    rd = compatible_readings(sens)
+    if rd:
+        lines += [readings_text(rd), ""]
     for s in sens:
         lines.append(f"- **{md_text(s['choice'])}**: {md_text(s['text'])} Main run: {md_text(s['main'])}, "
                      f"because {md_text(s['why'])}")
     lines.append("")
     return lines
+
+
+def readings_text(rd: dict) -> str:
+    """One sentence: the readings compatible with the paper's table (:func:`compatible_readings`)."""
+    comp = rd["compatible"]
+    which = (f"{{{', '.join(md_text(k) for k in comp)}}}" if comp else
+             f"none of the {rd['tested']} readings tried")
+    return (f"**Readings compatible with the paper's table** (its joint test at 5%, each reading tested once, the "
+            f"main one and each choice's other values one at a time; not corrected for the search): {which}.")
 
 
 def reproducibility_markdown(repro: dict | None) -> list[str]:
@@ -197,6 +213,39 @@ def reproducibility_markdown(repro: dict | None) -> list[str]:
     return lines + [""]
 
 
+def equivalence_word(r: dict) -> str:
+    """A cell's equivalence verdict as the tables print it: *undecided* where its trials could
+    not have shown equivalence even at a difference of 0 reads *unreachable with n trials*, with
+    how many would reach it (or that none would: the published side's spread, or one run's own
+    where the paper's number is one draw, fills the margin)."""
+    eq = r.get("equivalence")
+    if eq != "undecided" or r.get("equivalence_reachable") is not False:
+        return eq or "-"
+    need = r.get("equivalence_trials")
+    more = (f"about {need:,} would reach it" if need else
+            "no number of them would: one run's own spread fills the margin" if r.get("difference_basis") == "draw"
+            else "no number of them would: the published spread fills the margin")
+    return f"unreachable with {r['n']} trials ({more})"
+
+
+def table_test_text(tt: dict) -> str:
+    """One sentence: what the joint test of the table says, and what it could detect."""
+    if tt["sampling"]:
+        head = (f"max-|t| over {tt['sampling']} cells with Sidak's bound: p = {tt['p']:.3g} "
+                f"(smallest cell p = {tt['min_p']:.3g}, {tt['deciding']})")
+        power = (f"; with these trials it detects (80% power) a gap of {tt['detectable_low']:.3g} in its best-"
+                 f"measured cell, {tt['detectable_high']:.3g} in its least")
+    else:
+        head, power = "no cell with a sampling spread", ""
+    exact = ""
+    if tt["exact"]:
+        exact = (f"; {tt['exact']} cell(s) without one (exact, or run once), "
+                 + (f"outside: {', '.join(tt['exact_outside'])}" if tt["exact_outside"] else "all agree"))
+    word = "agrees with the paper" if tt["agrees"] else "differs from the paper"
+    return (f"The published table as a whole {word} ({head}{exact}{power}); {tt['consistent']} of {tt['cells']} cells "
+            f"consistent, {tt['equivalent']} equivalent.")
+
+
 def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: str | None = None,
              sens: list[dict] | None = None, repro: dict | None = None) -> str:
     e = exp.cfg.experiment
@@ -208,9 +257,14 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
              "published value is *consistent* when that interval contains 0, else it *differs*; *overlap* is the "
              "former rule (do the two intervals overlap?); *equivalence*: two one-sided tests within the margin "
              f"the artefact declares ({equivalence_why(exp)}), allowing for the rounding: *equivalent*, "
-             "*different* or *undecided*; *unreachable* marks a cell whose trials could not show equivalence even "
-             "at a difference of 0. On a substitute data set the published value is a *reference*, not "
-             "judged (docs/reproducibility.md).", ""]
+             "*different* or *undecided*; *unreachable with n trials* marks a cell whose trials could not show "
+             "equivalence even at a difference of 0. A learner run once (deterministic given the data) is judged "
+             "by equivalence: *consistent* when equivalent within the margin. The whole table is judged by one "
+             "joint test whose level holds over all its cells. On a substitute data set the published value is a "
+             "*reference*, not judged (docs/reproducibility.md).", ""]
+    tt = table_test_record(rows, judged=any(r.get("verdict") in ("consistent", "differs") for r in rows))
+    if tt:
+        lines += [f"**The table**: {table_test_text(tt)}", ""]
     for metric in e.metrics:
         mrows = [r for r in rows if r["metric"] == metric]
         if not mrows:
@@ -226,8 +280,7 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
             diff = f"{r['difference']:+.3f}" if r["difference"] is not None else "-"
             if r.get("difference_low") is not None and r.get("difference_ci"):
                 diff += f" [{r['difference_low']:+.3f}, {r['difference_high']:+.3f}]"
-            eq = (f"{r['equivalence']} (±{r['margin']:.3g}{'' if r.get('equivalence_reachable') else ', unreachable'})"
-                  if r.get("equivalence") else "-")
+            eq = f"{equivalence_word(r)} (±{r['margin']:.3g})" if r.get("equivalence") else "-"
             diag = diagnosis_text(r.get("diagnosis")) if r["verdict"] not in (None, "consistent") else ""
             lines.append(f"| {md_cell(r['label'])} | {_pm(r['mean'], r['ci'])}{md_cell(r.get('marks', ''))} | {pub} | "
                          f"{diff} | {r['verdict'] or '-'} | {r.get('overlap') or '-'} | {eq} | "
@@ -281,6 +334,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     claims = claims_to_json(claim_results)
     rows = table_rows(exp, summary, comparison, significance_marks(exp, trials))
     marks = marks_comparison(exp, rows, judged=not reference_only)
+    tt = table_test_record(rows, judged=not reference_only)
     repro = reproducibility_measures(exp, comparison, experiment_claims(exp),
                                      lambda sel, metric: resolve(exp.cells, sel, summary, metric),
                                      judged=not reference_only)
@@ -289,7 +343,10 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         **_record_base(exp), "status": "ran",
         "n_trials": exp.n_trials, "n_train": exp.n_train, "n_test": exp.n_test, "seed": int(e.seed),
         "size": size_text(exp),
-        "dataset": dataset, "table": rows, "claims": claims, "sensitivity": sens,
+        "dataset": dataset, "table": rows, **({"table_test": tt} if tt else {}), "claims": claims,
+        "sensitivity": sens,
+        # the readings of the open choices under which the published table agrees as a whole
+        **({"readings": rd} if tt and (rd := compatible_readings(sens)) else {}),
         # the paper's significance marks against ours (published marks are published values)
         **({"significance_marks": marks} if marks is not None else {}),
         # the claims are decided over their family (Holm): this artefact's and these others'

@@ -32,34 +32,55 @@ ROOT = Path(__file__).resolve().parents[3]
 #: the placeholder of every field only a person can fill
 TODO = "TO BE FILLED"
 
-RULE = ("The title says [Re] when the replication supports the paper and [¬Re] when it does not, by "
-        "one rule fixed before any paper was marked: over the paper's artefacts that ran, (a) at least "
-        "half of the published cells judged on the paper's own data are *consistent* with ours, and (b) "
-        "at least half of the substantive claims that could be evaluated (held, not held or "
-        "inconclusive; trivial claims and claims not evaluable apart) *held*. A part with nothing to "
-        "count (no published cell judged, e.g. on substitute data, or no claim evaluated) does not "
-        "decide; a paper with nothing to count at all is [¬Re].")
+RULE = ("The title's mark says whether the replication supports the paper, by one rule fixed before it "
+        "was applied (it replaced a two-state rule on 2026-11-29; docs/reproducibility.md). It rests on the "
+        "artefacts that ran on the paper's own data where there are any, and otherwise on those that ran on "
+        "other data, and then says so (*on other data*). Over those artefacts, two parts: (a) the published "
+        "cells judged on the paper's own data *support* the paper when at least half are consistent with ours, "
+        "else *refute* it; (b) the substantive claims (trivial and not-evaluable ones apart) *support* it when "
+        "at least half of those decided (held or not held) held, else *refute* it, and are *undecided* when "
+        "the inconclusive ones outnumber the decided ones. A part with nothing to count does not decide. "
+        "The title is [Re] when some part supports and none refutes or is undecided, [¬Re] when some part "
+        "refutes, and [Re?] (undecided) otherwise, including when nothing could be counted.")
 
 
 @dataclass
 class Mark:
-    """The title's mark and the counts it was decided on."""
+    """The title's mark, the counts it was decided on, and whether it rests on other data."""
 
     mark: str
     consistent: int
     judged: int
     held: int
     evaluable: int
+    not_held: int = 0
+    inconclusive: int = 0
+    other_data: bool = False
+    parts: tuple = ()
+
+    @property
+    def label(self) -> str:
+        """The mark with its qualifier: "[Re] on other data"."""
+        return self.mark + (" on other data" if self.other_data else "")
 
 
 def title_mark(scores: list[ArtefactScore]) -> Mark:
-    """[Re] or [¬Re] for a paper from its artefacts' scores (:data:`RULE`)."""
+    """[Re], [¬Re] or [Re?] for a paper from its artefacts' scores (:data:`RULE`)."""
     ran = [s for s in scores if s.ran]
-    consistent, judged = sum(s.consistent for s in ran), sum(s.compared for s in ran)
-    held, evaluable = sum(s.held for s in ran), sum(s.claims - s.not_evaluable for s in ran)
-    parts = [(k, n) for k, n in ((consistent, judged), (held, evaluable)) if n]
-    ok = bool(parts) and all(2 * k >= n for k, n in parts)
-    return Mark("[Re]" if ok else "[¬Re]", consistent, judged, held, evaluable)
+    own = [s for s in ran if s.original]
+    base = own or ran
+    consistent, judged = sum(s.consistent for s in base), sum(s.compared for s in base)
+    held, not_held = sum(s.held for s in base), sum(s.not_held for s in base)
+    inconclusive = sum(s.inconclusive for s in base)
+    evaluable = sum(s.claims - s.not_evaluable for s in base)
+    parts = []
+    if judged:
+        parts.append("supports" if 2 * consistent >= judged else "refutes")
+    if evaluable:
+        decided = held + not_held
+        parts.append("undecided" if inconclusive > decided else "supports" if 2 * held >= decided else "refutes")
+    mark = ("[¬Re]" if "refutes" in parts else "[Re]" if parts and set(parts) == {"supports"} else "[Re?]")
+    return Mark(mark, consistent, judged, held, evaluable, not_held, inconclusive, bool(ran) and not own, tuple(parts))
 
 
 def references(citation: str | Path = ROOT / "CITATION.cff") -> list[dict]:
@@ -244,19 +265,53 @@ def difficult(recs: list[dict], root: Path) -> list[str]:
                        + (f"; claim verdicts turn on {', '.join(md_text(sc['choice']) for sc in flips)}." if flips else "."))
         need = [c for c in r["claims"] if c["verdict"] == "inconclusive" and (c.get("stats") or {}).get("n_needed")]
         for c in need:
-            out.append(f"- {name}: the claim *{md_text(c['text'])}* is inconclusive at {r['n_trials']} trials; "
-                       f"about {c['stats']['n_needed']} would decide it (80% power).")
-        cap = root / r["paper"] / r["artefact"] / "fit_cap.json"
-        if cap.is_file():
-            fc = fit_cap(cap)
-            if fc["capped"]:
-                out.append(f"- {name}: {fc['capped']} of {fc['searches']} hyperparameter searches "
-                           f"({fc['share']:.1%}) stopped at the solver's iteration cap.")
+            unit = c["stats"].get("unit") or "trials"
+            now = f"{r['n_trials']} trials" if unit == "trials" else f"the {unit} of {r['n_trials']} trials"
+            out.append(f"- {name}: the claim *{md_text(c['text'])}* is inconclusive with {now}; "
+                       f"about {c['stats']['n_needed']:,} {unit} would decide it (80% power).")
+        caveat = cap_caveat(r, root)
+        if caveat:
+            out.append(f"- {name}: {caveat}")
         undiag = sum(1 for t in r["table"] if t["verdict"] == "differs" and not t.get("diagnosis")) + \
             sum(1 for c in r["claims"] if c["verdict"] == "not held" and not c.get("diagnosis"))
         if undiag:
             out.append(f"- {name}: {_n(undiag, 'disagreement')} without a diagnosis.")
     return out or ["- Nothing in the records marks a part of this replication as difficult."]
+
+
+def cap_caveat(r: dict, root: Path) -> str | None:
+    """What the searches stopped at the solver's iteration cap mean for the record's numbers, from
+    the evidence record ``fit_cap.json`` beside it and the sensitivity choice that lets every
+    search converge (``likelihood_fit``): how many searches stopped at the cap, how far the
+    converged reading moves the cells it changes (largest |difference| of a headline mean, and as a
+    share of that cell's 95% half-width) and whether any claim verdict moves.  None where no search
+    stopped at a cap."""
+    cap = root / r["paper"] / r["artefact"] / "fit_cap.json"
+    if not cap.is_file():
+        return None
+    fc = fit_cap(cap)
+    if not fc["capped"]:
+        return None
+    text = (f"{fc['capped']} of {fc['searches']} hyperparameter searches ({fc['share']:.1%}) stopped at the "
+            f"solver's iteration cap ({', '.join(str(i) for i in fc['iters'])} iterations)")
+    choice = next((c for c in r.get("sensitivity") or [] if c["choice"] == "likelihood_fit"), None)
+    if choice is None:
+        return text + "; no reading that lets them converge was run."
+    main = next(v for v in choice["values"] if v["main"])
+    other = [v for v in choice["values"] if not v["main"]]
+    base = {(h["cell"], h["metric"]): h for h in main["headline"]}
+    moves = [(abs(h["mean"] - base[(h["cell"], h["metric"])]["mean"]), base[(h["cell"], h["metric"])]["ci"])
+             for v in other for h in v["headline"] if (h["cell"], h["metric"]) in base]
+    moved = [(d, ci) for d, ci in moves if d > 0]
+    if not moved:
+        return text + f"; letting them converge ({', '.join(v['value'] for v in other)}) moves no headline mean."
+    d, ci = max(moved)
+    share = max(dd / c for dd, c in moved if c)
+    flips = "moves no claim verdict" if not choice["flips"] else \
+        f"moves the verdicts of {', '.join(md_text(f) for f in choice['flips'])}"
+    return (text + f"; letting every search converge (the reading *{', '.join(v['value'] for v in other)}* of "
+            f"the open choice likelihood_fit) moves the headline means by at most {d:.4f} (at most "
+            f"{share:.0%} of a cell's 95% half-width) and {flips}.")
 
 
 def paper_records(paper: str, root: Path) -> list[dict]:
@@ -267,6 +322,30 @@ def papers(root: Path) -> list[str]:
     """The replicated papers (every folder of records but the arena's and the report's)."""
     return sorted({p.parent.name for p in root.glob("*/*.json")
                    if is_replication(read_json(p, "record"))})
+
+
+def _abstract_counts(sc, m: Mark, recs: list[dict], root: Path) -> str:
+    """The abstract's counts: the tables judged as a whole, the cells, the claims by verdict, and
+    any caveat a reader of the title must see (searches stopped at a cap)."""
+    own = sc.by_data(True)
+    tables = [a for a in own if a.table_agrees is not None]
+    out = ""
+    if tables:
+        agree = sum(a.table_agrees for a in tables)
+        out += (f"{agree} of {_n(len(tables), 'published table')} judged on the paper's own data "
+                f"{'agrees' if agree == 1 else 'agree'} with it as a whole (one joint test per table); ")
+    out += (f"{m.consistent} of {m.judged} published cells judged there are consistent with ours. " if m.judged
+            else "No published cell could be judged on the paper's own data. ")
+    if m.evaluable:
+        where = " (on other data)" if m.other_data else (" on the paper's own data" if len(own) < len(sc.ran) else "")
+        out += (f"Of {m.evaluable} evaluable claims{where}, {m.held} held, {m.not_held} did not and "
+                f"{m.inconclusive} were inconclusive. ")
+    else:
+        out += "No claim could be evaluated. "
+    for r in recs:
+        if r.get("status") == "ran" and (c := cap_caveat(r, root)):
+            out += f"Caveat ({_short(r)}): {c} "
+    return out
 
 
 def render_article(paper: str, root: str | Path = ROOT / "results", citation: str | Path = ROOT / "CITATION.cff") -> str:
@@ -280,7 +359,7 @@ def render_article(paper: str, root: str | Path = ROOT / "results", citation: st
     on = ("on the paper's own data" if orig == len(ran) else
           "on other data (substitutes for the paper's data)" if orig == 0 else
           "partly on the paper's own data, partly on other data")
-    lines = [f"# {m.mark} {ref['title']}", "",
+    lines = [f"# {m.mark} {ref['title']}" + (" (on other data)" if m.other_data else ""), "",
              f"*A replication of {short_cite(ref)}, {on}, generated from the records of "
              f"[rankrepro](../../README.md).*", "",
              f"**Original article**: {cite(ref)}", "",
@@ -289,16 +368,17 @@ def render_article(paper: str, root: str | Path = ROOT / "results", citation: st
              "## Abstract", "",
              f"We reimplemented the methods of {short_cite(ref)} and ran its {_n(len(recs), 'artefact')} "
              f"({len(ran)} ran, {len(recs) - len(ran)} not run for want of data; {orig} on the paper's own data). "
-             + (f"{m.consistent} of {m.judged} published cells judged on the paper's own data are consistent with "
-                f"ours. " if m.judged else "No published cell could be judged on the paper's own data. ")
-             + (f"{m.held} of {m.evaluable} evaluable claims held. " if m.evaluable else "No claim could be evaluated. ")
-             + f"Hence the title's mark {m.mark}.", "",
+             + _abstract_counts(sc, m, recs, root)
+             + f"Hence the title's mark {m.label}.", "",
              "## Introduction", "",
              "This is a *replication* in the ACM's terms (version 1.1): an independent implementation, by another "
              "team, run on the paper's own data where it can be had; on a substitute data set it is a replication "
              "on other data, and the published values there are shown as references, not judged.", "",
-             f"**The title's rule.** {RULE} Here: (a) {m.consistent} / {m.judged} cells consistent, (b) "
-             f"{m.held} / {m.evaluable} claims held.", "",
+             f"**The title's rule.** {RULE} Here, over the artefacts on "
+             f"{'other data' if m.other_data else 'the paper' + chr(39) + 's own data'}: (a) "
+             + (f"{m.consistent} / {m.judged} cells consistent" if m.judged else "no published cell judged")
+             + f", (b) {m.held} held, {m.not_held} not held, {m.inconclusive} inconclusive of {m.evaluable} "
+             f"claims; parts: {', '.join(m.parts) or 'none'}.", "",
              "What agrees with the paper, per artefact (the rules: docs/reproducibility.md):", "",
              status_table(sc, lambda n: f"[`{n.split('/', 1)[1]}`]({n.split('/', 1)[1]}.md)"),
              "## Methods", "",
@@ -348,7 +428,7 @@ def metadata(paper: str, root: str | Path = ROOT / "results", citation: str | Pa
     cff = yaml.safe_load(Path(citation).read_text())
     data = sorted({r["dataset"]["label"] for r in recs if r.get("status") == "ran"})
     return {
-        "title": f"{m.mark} {ref['title']}",
+        "title": f"{m.mark} {ref['title']}" + (" (on other data)" if m.other_data else ""),
         "authors": [{"name": f"{TODO}: name", "orcid": f"{TODO}: ORCID", "email": f"{TODO}: email",
                      "affiliations": "1,*"}],
         "affiliations": [{"code": 1, "name": f"{TODO}: affiliation", "address": f"{TODO}: address"}],

@@ -23,6 +23,7 @@ from ..io import atomic_write
 from ..files import DamagedFile, read_json
 from ..files import atomic_write as files_atomic_write
 from ..pipeline import codeprint
+from .artefact import equivalence_word, table_test_text
 from .scorecard import artefact_score, is_replication, not_evidence, scorecard
 from .templating import environment
 
@@ -45,6 +46,8 @@ def verdict_class(v: str | None) -> str:
 
 ENV = environment()
 ENV.filters["verdict_class"] = verdict_class
+ENV.filters["equivalence_word"] = equivalence_word
+ENV.filters["table_test_text"] = table_test_text
 
 
 def display_name(title: str) -> str:

@@ -31,8 +31,13 @@ class ArtefactScore:
     equivalent: int = 0
     different: int = 0
     undecided: int = 0
-    #: judged cells whose trials could not show equivalence even at a difference of 0
+    #: undecided cells whose trials could not show equivalence even at a difference of 0
     unreachable: int = 0
+    #: the joint test of the whole published table (record ``table_test``): None where none
+    table_agrees: bool | None = None
+    table_p: float | None = None
+    #: the table's cells without a sampling spread that are outside (they fail it alone)
+    table_exact_outside: int = 0
     #: published cells on substitute data (shown as references, not judged)
     references: int = 0
     #: substantive claims by verdict (trivial ones, exact arithmetic or a description, apart)
@@ -47,37 +52,51 @@ class ArtefactScore:
     marks_compared: int = 0
     marks_agree: int = 0
 
+    def parts(self) -> dict[str, str]:
+        """The states of the artefact's two parts (:data:`PART_STATES`), each part only where it
+        has something to count.  *table* (the paper's own data): *agrees* when the joint test of
+        the whole published table does not reject (``table_test``), else *partly* when some cell
+        is consistent and *disagrees* when none is.  *claims* (the substantive ones that could be
+        evaluated): *agrees* when every one held, *disagrees* when some did not hold and none
+        held, *partly* when some held and some did not, *undecided* when none failed and some
+        are inconclusive."""
+        out = {}
+        if self.original and self.compared:
+            out["table"] = ("agrees" if self.table_agrees else "partly" if self.consistent else "disagrees")
+        if self.claims - self.not_evaluable:
+            if self.not_held:
+                out["claims"] = "partly" if self.held else "disagrees"
+            else:
+                out["claims"] = "undecided" if self.inconclusive else "agrees"
+        return out
+
     @property
     def agreement(self) -> str:
-        """What the artefact's verdicts say, in one word (:data:`AGREEMENT`): *reproduced* only
-        on the paper's own data with every published cell consistent and every substantive
-        claim held (and at least one of them); *inconclusive* when nothing was decided either
-        way (no cell differs, no claim is held or not held); *not reproduced* when none of its
-        published cells is consistent and none of its claims holds; *partly reproduced*
-        otherwise.  On substitute data the published values are references, so only the claims
-        speak (*claims hold*, *claims partly hold*, *claims do not hold*, *claims inconclusive*);
+        """What the artefact's verdicts say, in one word (:data:`AGREEMENT`), from its
+        :meth:`parts`.  On the paper's own data: *reproduced* when every part agrees;
+        *partly reproduced* when some part partly agrees, or one agrees and another disagrees;
+        *not reproduced* when some part disagrees and none agrees or partly agrees;
+        *inconclusive* when no part disagrees or partly agrees and some part is undecided.  On
+        substitute data the published values are references, so only the claims speak
+        (*claims hold*, *claims partly hold*, *claims do not hold*, *claims inconclusive*);
         *-* where nothing was published or claimed; *not run*."""
         if not self.ran:
             return "not run"
-        decided = self.claims - self.not_evaluable
-        if self.original:
-            if not self.compared and not decided:
-                return "-"
-            if self.consistent == self.compared and self.held == decided:
-                return "reproduced"
-            if self.compared == self.consistent and self.held == 0 and self.not_held == 0:
-                return "inconclusive"
-            if self.consistent == 0 and self.held == 0:
-                return "not reproduced"
-            return "partly reproduced"
-        if not decided:
+        states = set(self.parts().values())
+        if not states:
             return "-"
-        if self.held == decided:
-            return "claims hold (substitute data)"
-        if self.held == 0:
-            return ("claims inconclusive (substitute data)" if self.not_held == 0
-                    else "claims do not hold (substitute data)")
-        return "claims partly hold (substitute data)"
+        if self.original:
+            bad = states & {"disagrees", "partly"}
+            if bad:
+                return "partly reproduced" if states & {"agrees", "partly"} else "not reproduced"
+            return "inconclusive" if "undecided" in states else "reproduced"
+        return {"agrees": "claims hold (substitute data)", "partly": "claims partly hold (substitute data)",
+                "disagrees": "claims do not hold (substitute data)",
+                "undecided": "claims inconclusive (substitute data)"}[self.parts()["claims"]]
+
+
+#: a part's states (:meth:`ArtefactScore.parts`)
+PART_STATES = ("agrees", "partly", "disagrees", "undecided")
 
 
 #: every agreement word, in the order the report lists them
@@ -195,7 +214,11 @@ def artefact_score(r: dict) -> ArtefactScore:
     s.verdict_changes = sum(t.get("overlap") is not None and t["overlap"] != t["verdict"] for t in judged)
     eqs = [t.get("equivalence") for t in judged]
     s.equivalent, s.different, s.undecided = eqs.count("equivalent"), eqs.count("different"), eqs.count("undecided")
-    s.unreachable = sum(t.get("equivalence_reachable") is False for t in judged)
+    s.unreachable = sum(t.get("equivalence") == "undecided" and t.get("equivalence_reachable") is False
+                        for t in judged)
+    if r.get("table_test") and s.original:
+        s.table_agrees, s.table_p = bool(r["table_test"]["agrees"]), r["table_test"]["p"]
+        s.table_exact_outside = len(r["table_test"]["exact_outside"])
     s.trivial = sum(bool(c.get("trivial")) for c in r["claims"])
     s.trivial_held = sum(bool(c.get("trivial")) and c["verdict"] == "held" for c in r["claims"])
     cv = [c["verdict"] for c in r["claims"] if not c.get("trivial")]
@@ -246,8 +269,17 @@ def status_table(sc: Scorecard, link=None) -> str:
     first, then those on substitute data (their published values references, not judged), then
     those not run.  ``link(name)``: the text of an artefact's cell (default: its name as code)."""
     link = link or (lambda name: f"`{name}`")
-    head = ("| artefact | published cells: consistent / differ | equivalent / different / undecided (unreachable) "
-            "| claims: held / not held / inconclusive | trivial claims held | agreement |\n|---|---|---|---|---|---|")
+    head = ("| artefact | the table (joint test) | published cells: consistent / differ "
+            "| equivalent / different / undecided (of which unreachable) "
+            "| claims: held / not held / inconclusive | trivial claims held | agreement |\n|---|---|---|---|---|---|---|")
+
+    def table(a):
+        if a.table_agrees is None:
+            return "-"
+        why = [] if a.table_p is None else [f"p = {a.table_p:.2g}"]
+        if a.table_exact_outside:
+            why.append(f"{a.table_exact_outside} exact cell{'s' if a.table_exact_outside > 1 else ''} outside")
+        return ("agrees" if a.table_agrees else "differs") + (f" ({', '.join(why)})" if why else "")
 
     def cells(a):
         if a.compared:
@@ -263,7 +295,7 @@ def status_table(sc: Scorecard, link=None) -> str:
 
     def row(a):
         triv = f"{a.trivial_held} / {a.trivial}" if a.trivial else "-"
-        return f"| {link(a.name)} | {cells(a)} | {eq(a)} | {claims(a)} | {triv} | {a.agreement} |"
+        return f"| {link(a.name)} | {table(a)} | {cells(a)} | {eq(a)} | {claims(a)} | {triv} | {a.agreement} |"
 
     out = []
     for title, arts in (("On the papers' own data", sc.by_data(True)),
@@ -275,7 +307,9 @@ def status_table(sc: Scorecard, link=None) -> str:
         for k in ("consistent", "compared", "references", "equivalent", "different", "undecided", "unreachable",
                   "claims", "held", "not_held", "inconclusive", "not_evaluable", "trivial", "trivial_held"):
             setattr(tot, k, sum(getattr(a, k) for a in arts))
-        out += [f"| **all {len(arts)}** | {cells(tot)} | {eq(tot)} | {claims(tot)} | "
+        tables = [a for a in arts if a.table_agrees is not None]
+        tab = f"{sum(a.table_agrees for a in tables)} of {len(tables)} agree" if tables else "-"
+        out += [f"| **all {len(arts)}** | {tab} | {cells(tot)} | {eq(tot)} | {claims(tot)} | "
                 f"{f'{tot.trivial_held} / {tot.trivial}' if tot.trivial else '-'} | |", ""]
     not_run = [a for a in sc.artefacts if not a.ran]
     if not_run:
