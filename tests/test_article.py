@@ -105,7 +105,8 @@ def test_title_and_counts_from_the_records(paper):
     if judged:
         assert f"{cells.count('consistent')} of {judged} published cells judged" in text
     if evaluable:
-        assert f"{held} held, {not_held} did not and {inconclusive} were inconclusive" in text
+        assert f"{held} held, {not_held} did not and {inconclusive} {'was' if inconclusive == 1 else 'were'} " \
+            "inconclusive" in text
     assert RULE in text
 
 

@@ -151,6 +151,13 @@ DIRECT = [
     (T1, {"experiment.claims.0.rounds": [10, None]}, "experiment.claims[0].rounds"),
     (T1, {"experiment.claims.0.factor": -2.0}, "experiment.claims[0].factor"),
     (T1, {"experiment.claims.0.factor": 0.0}, "experiment.claims[0].factor"),
+    # another solver's timing decides only a claim about time, from a record under results/
+    (T1, {"experiment.claims.0.timed_solver": {"name": "S", "record": "results/x.json", "runs": [0]}},
+     "experiment.claims[0].timed_solver"),
+    ("elsas2008/table5", {"experiment.claims.0.timed_solver": {"name": "S", "record": "/etc/x.json", "runs": [0]}},
+     "experiment.claims[0].timed_solver.record"),
+    ("elsas2008/table5", {"experiment.claims.0.timed_solver": {"name": "S", "record": "results/a.json", "runs": []}},
+     "experiment.claims[0].timed_solver.runs"),
     (T1, {"experiment.claims.2.over": "gamma"}, "experiment.claims[2].over"),
     (T1, {"experiment.claims.2.over": "N"}, "experiment.claims[2].over"),
     (T1, {"experiment.claims.2.stat": "median"}, "experiment.claims[2].stat"),

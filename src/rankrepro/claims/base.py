@@ -43,6 +43,7 @@ class Claim:
     direction: str = "increasing"
     expect: float | None = None
     factor: float = 1.0
+    timed_solver: dict | None = None
     diagnosis: dict | None = None
     #: why the claim is trivial (exact arithmetic, a description); "" for a substantive claim
     trivial: str = ""

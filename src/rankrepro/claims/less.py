@@ -25,10 +25,22 @@ def _compatible(a, b, match) -> bool:
 
 class Less(ClaimKind):
     name = "less"
-    reads = ("rhs", "match", "significant", "factor")
+    reads = ("rhs", "match", "significant", "factor", "timed_solver")
 
     def check(self, claim, chk):
         chk.check_selector("rhs", claim.rhs)
+        if claim.timed_solver is not None:
+            ts = claim.timed_solver
+            chk.require("timed_solver", claim.metric in TIMING_METRICS,
+                        "only a claim about time can be decided on another solver's timing")
+            chk.require("timed_solver", set(ts) <= {"name", "record", "runs"} and {"name", "record", "runs"} <= set(ts),
+                        f"needs exactly the keys name, record and runs (got {sorted(ts)})")
+            chk.require("timed_solver.runs", isinstance(ts.get("runs"), list) and len(ts.get("runs") or []) > 0
+                        and all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in ts.get("runs") or []),
+                        "a non-empty list of run indices of the record")
+            rec = str(ts.get("record", ""))
+            chk.require("timed_solver.record", rec.startswith("results/") and rec.endswith(".json") and ".." not in rec,
+                        f"an evidence record under results/ (a .json path relative to the checkout), got {rec!r}")
         if claim.metric in TIMING_METRICS:
             chk.require("metric", timing.decides(claim.metric),
                         f"a claim about time is decided on CPU time; '{claim.metric}' is elapsed time, which "
@@ -134,6 +146,8 @@ class Less(ClaimKind):
                 "factor, so the verdict could depend on the machine's load; " if verdict == "inconclusive" else "")
         r = result(c, verdict, lead + "; ".join(words), verdicts.count("held") / len(verdicts))
         r.timing = comps
+        if c.timed_solver is not None:
+            return timing.against_timed_solver(c, r)
         return r
 
 

@@ -126,3 +126,49 @@ def describe(c: dict, lhs_label: str, rhs_label: str) -> str:
     unit = "folds (each averaged over a side's seeds)" if c.get("by_fold") else "trials"
     return (f"{rhs_label} / {lhs_label} = {c['ratio']:.2f}{ci} over {c['n']} paired {unit} (per pair {spread}); "
             f"claimed at least {c['factor']:g}; {c['clock']} time, load tolerance x{c['tolerance']:g}{el}")
+
+
+def against_timed_solver(c, r):
+    """A claim about time decided on the solver the paper timed (``c.timed_solver``: an evidence
+    record of that solver's own runs, as scripts/svmlight_table5.py writes it: ``runs[i]``
+    with ``svm_learn.cpu_seconds`` and ``svm_learn.finished``, and the lhs learner's CPU seconds
+    in the same run, ``committee_cpu_seconds``).  Each listed run gives the ratio solver / lhs;
+    a run stopped at the record's CPU cap gives a lower bound.  *held* when every ratio (or
+    bound) is at least the claimed factor (the evidence says "as a lower bound" where a run was
+    capped), *not held* when a finished run's ratio is below it, *not evaluable* when a capped
+    run's bound is below it (the cap stopped it too soon to tell).  ``r``, the comparison of
+    this project's own cells (``r.timing``), is kept beside it as a finding, not deciding."""
+    from pathlib import Path
+
+    from ..files import read_json
+
+    ts = c.timed_solver
+    root = Path(__file__).resolve().parents[3]  # the checkout: the evidence records are committed
+    rec = read_json(root / ts["record"], "evidence record")
+    lhs = float(rec["committee_cpu_seconds"])
+    fac = float(c.factor or 1.0)
+    tol = LOAD_TOLERANCE["cpu"]  # one run of each: the load tolerance applies as to paired ratios
+    parts, verdicts = [], []
+    for i in ts["runs"]:
+        run = rec["runs"][i]
+        secs, done = float(run["svm_learn"]["cpu_seconds"]), bool(run["svm_learn"]["finished"])
+        ratio = secs / lhs
+        if done:
+            verdicts.append("held" if ratio / tol >= fac else "not held" if ratio * tol < fac else "inconclusive")
+            parts.append(f"C = {run['C']}: finished in {secs:.1f} CPU s, ratio {ratio:.1f}")
+        else:
+            verdicts.append("held" if ratio / tol >= fac else "not evaluable")
+            parts.append(f"C = {run['C']}: not finished after {secs:.1f} CPU s (cap {rec.get('cpu_cap')} s), "
+                         f"ratio at least {ratio:.1f}")
+    capped = any("not finished" in p for p in parts)
+    verdict = ("not held" if "not held" in verdicts else "not evaluable" if "not evaluable" in verdicts
+               else "inconclusive" if "inconclusive" in verdicts else "held")
+    how = " as a lower bound" if verdict == "held" and capped else ""
+    ours = r.evidence
+    r.verdict = verdict
+    r.fraction = verdicts.count("held") / len(verdicts)
+    r.evidence = (f"{verdict}{how}, against the solver the paper timed, {ts['name']} ({ts['record']}, one fold, "
+                  f"its CPU seconds over the lhs learner's {lhs:.3f} CPU s in the same run, claimed at least "
+                  f"{fac:g}, load tolerance x{tol:g}): " + "; ".join(parts) + ". Beside it, a finding that does not decide the claim, "
+                  f"against this project's own solver: {ours}")
+    return r

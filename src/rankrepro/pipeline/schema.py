@@ -180,6 +180,11 @@ class ClaimCfg:
     expect: Optional[float] = None
     #: less: lhs * factor < rhs (e.g. "at least 45 times faster")
     factor: float = 1.0
+    #: less, a claim about time: the paper timed another solver than this project's, so the claim
+    #: is decided on that solver's own timing, an evidence record ``record`` (the shape
+    #: scripts/svmlight_table5.py writes) and its ``runs`` (indices); this project's cells are
+    #: compared too and reported beside it, not deciding (claims/less.py, docs/configs.md)
+    timed_solver: Optional[Dict[str, Any]] = None
     #: why the claim does not hold in the reproduction (shown when it does not)
     diagnosis: Optional[DiagnosisCfg] = None
     #: why the claim is trivial (exact arithmetic, a description of the paper's own interval

@@ -294,6 +294,15 @@ def cap_caveat(r: dict, root: Path) -> str | None:
         return None
     text = (f"{fc['capped']} of {fc['searches']} hyperparameter searches ({fc['share']:.1%}) stopped at the "
             f"solver's iteration cap ({', '.join(str(i) for i in fc['iters'])} iterations)")
+    cs = read_json(cap, "evidence record").get("converged_sample")
+    if cs:
+        rows = list(cs["cells"].values())
+        on = [r["users_on_a_bound"] for r in rows]
+        text += (f". Why: refitted with every search run to the solver's own convergence test (draw 0 of each of "
+                 f"the {len(rows)} cells), {sum(r['capped'] for r in rows)} of {sum(r['searches'] for r in rows)} "
+                 f"searches stop at the cap and {min(on)}-{max(on)} of {rows[0]['users']} users end with their "
+                 f"noise or a threshold gap on a bound of the search: the cap is too low for one search over every "
+                 f"user's parameters at once, and some users have no interior optimum")
     choice = next((c for c in r.get("sensitivity") or [] if c["choice"] == "likelihood_fit"), None)
     if choice is None:
         return text + "; no reading that lets them converge was run."
@@ -339,7 +348,7 @@ def _abstract_counts(sc, m: Mark, recs: list[dict], root: Path) -> str:
     if m.evaluable:
         where = " (on other data)" if m.other_data else (" on the paper's own data" if len(own) < len(sc.ran) else "")
         out += (f"Of {m.evaluable} evaluable claims{where}, {m.held} held, {m.not_held} did not and "
-                f"{m.inconclusive} were inconclusive. ")
+                f"{m.inconclusive} {'was' if m.inconclusive == 1 else 'were'} inconclusive. ")
     else:
         out += "No claim could be evaluated. "
     for r in recs:
