@@ -14,7 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 from ..config_files import find_config_dir, list_experiments, list_scales
 from .cells import Experiment, cell_fingerprint
 from .config_errors import YAML_MAX_DEPTH, ConfigError, check_name, check_yaml_bounds, config_error, require
-from . import diagnoses
+from . import diagnoses, multiverse
 from .config_limits import check_override_depth, check_resolvers, check_str_fields, check_text
 from .names import name_problem
 from .schema import SCHEMA, RootCfg, RootInCfg, targets_as_estimators
@@ -141,6 +141,7 @@ def _checked(name: str, scale: str, plain: dict, added: dict[str, dict]) -> Expe
         plain = targets_as_estimators(plain)
     except ValueError as e:
         raise ConfigError(name, e.args[0], e.args[1]) from None
+    multiverse.expand(name, plain)  # the crossed readings, as one more sensitivity choice
     try:
         # Merge into a fresh schema: catches keys that a '+key=value' override slipped past
         # struct mode.  Touching every value surfaces MISSING keys too.

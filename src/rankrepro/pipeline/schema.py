@@ -107,6 +107,18 @@ class SensitivityCfg:
 
 
 @dataclass
+class MultiverseCfg:
+    """Which open choices are crossed into the multiverse of readings (pipeline/multiverse.py):
+    every reading of the product of ``cross`` runs, added as the sensitivity choice 'multiverse'."""
+
+    cross: List[str] = MISSING
+    #: which readings of the product run: ``full`` (all of them)
+    design: str = "full"
+    #: why these choices are crossed (and, for a design other than the full product, its cost)
+    why: str = ""
+
+
+@dataclass
 class PublishedCfg:
     """A number printed in the paper: the target a reproduced cell is compared with."""
 
@@ -268,6 +280,8 @@ class ExperimentCfg:
     significance: List[SignificanceCfg] = field(default_factory=list)
     #: protocol choices the paper leaves open, each run as extra cells
     sensitivity: List[SensitivityCfg] = field(default_factory=list)
+    #: the open choices crossed into every reading of their product (pipeline/multiverse.py)
+    multiverse: Optional[MultiverseCfg] = None
     figure: Optional[FigureCfg] = None
 
 

@@ -445,12 +445,22 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
     """For each open choice and each of its values: what it sets, how many cells it re-ran,
     the headline numbers and every claim's verdict.  Marks, on the main claims, the ones
     whose verdict depends on a choice (``depends_on``)."""
+    from ..pipeline import multiverse as mv
+
     out = []
+    e = exp.cfg.experiment
+    crossed = mv.labelled(OmegaConf.to_container(e.sensitivity), OmegaConf.to_container(e.multiverse)
+                          if e.get("multiverse") is not None else None)
     for sc in exp.cfg.experiment.sensitivity:
         choice = str(sc.choice)
         values = []
         for label, sets in sc["values"].items():
             label = str(label)
+            # the reading this value stands for: its choices off their main value
+            reading = ({} if label == sc.main else
+                       {c: v for c, v in crossed[label].items()
+                        if v != str(next(x.main for x in e.sensitivity if str(x.choice) == c))}
+                       if choice == mv.CHOICE else {choice: label})
             if label == sc.main:
                 v_summary, v_comp, v_claims = summary, comparison, claims
                 extra = 0
@@ -465,7 +475,8 @@ def sensitivity(exp: Experiment, trials: pd.DataFrame, summary: pd.DataFrame, co
             diffs = [abs(h["mean"] - h["published_mean"]) for h in head
                      if h["published_mean"] is not None and h["mean"] is not None and np.isfinite(h["mean"])]
             values.append({
-                "value": label, "main": label == sc.main, "sets": OmegaConf.to_container(sets), "extra_cells": extra,
+                "value": label, "main": label == sc.main, "reading": reading, "sets": OmegaConf.to_container(sets),
+                "extra_cells": extra,
                 "headline": head,
                 "mean_abs_difference": float(np.mean(diffs)) if diffs else None,
                 "consistent": sum(h["verdict"] == "consistent" for h in head),
@@ -507,6 +518,88 @@ def table_test_record(rows: list[dict], judged: bool) -> dict | None:
     return out
 
 
+def reading_key(reading: dict) -> str:
+    """A reading as text: its choices off their main value ("vote_output=rank, training_rounds=5000"),
+    "main" for the main reading."""
+    return ", ".join(f"{c}={v}" for c, v in reading.items()) or "main"
+
+
+def all_readings(sens: list[dict]) -> list[tuple[dict, dict]]:
+    """Every reading the record's sensitivity values stand for, once each (the main one first):
+    (reading, the value's record)."""
+    out, seen = [], set()
+    for s in sens:
+        for v in s["values"]:
+            r = v.get("reading", {} if v["main"] else {s["choice"]: v["value"]})
+            k = reading_key(r)
+            if k not in seen:
+                seen.add(k)
+                out.append((r, v))
+    out.sort(key=lambda rv: len(rv[0]) > 0)  # the main reading first, the rest in their order
+    return out
+
+
+def multiverse_summary(sens: list[dict], claims: list[dict], original: bool, cross: list[str] | None) -> dict | None:
+    """How the artefact's verdicts fare over every reading of its multiverse (``cross``: the
+    crossed choices; None: no multiverse declared): per reading its table test, claims' and
+    published cells' verdicts and the artefact's word; the 95% confidence set of readings (those
+    whose table test agrees; test inversion, each reading tested once, not corrected for the
+    search); and per claim, published cell and the word, in how many readings of the confidence
+    set (all the readings where it is empty or there is no table) it comes out as in the main
+    reading, *robust* when in all, else the choices that flip it (two readings that differ in that
+    choice alone and give different verdicts)."""
+    from .scorecard import ArtefactScore
+
+    if not cross:
+        return None
+    trivial = {c["id"] for c in claims if c.get("trivial")}
+    rows = []
+    for reading, v in all_readings(sens):
+        cv = {c["id"]: c["verdict"] for c in v["claims"]}
+        subst = [x for k, x in cv.items() if k not in trivial]
+        cells = {f"{h['label']} {h['metric']}": h["verdict"] for h in v["headline"]
+                 if h["verdict"] in ("consistent", "differs")}
+        tt = v.get("table_test")
+        s = ArtefactScore("", "", "", "", True, original=original)
+        s.consistent, s.compared = list(cells.values()).count("consistent"), len(cells)
+        s.table_agrees = None if tt is None else bool(tt["agrees"])
+        s.claims, s.held, s.not_held = len(subst), subst.count("held"), subst.count("not held")
+        s.inconclusive, s.not_evaluable = subst.count("inconclusive"), subst.count("not evaluable")
+        rows.append({"reading": reading, "key": reading_key(reading), "table_p": None if tt is None else tt["p"],
+                     "table_agrees": s.table_agrees, "mean_abs_difference": v.get("mean_abs_difference"),
+                     "claims": cv, "cells": cells, "word": s.agreement})
+    conf = [r["key"] for r in rows if r["table_agrees"]]
+    over = [r for r in rows if r["key"] in conf] if conf else rows
+    choices = sorted({c for r in rows for c in r["reading"]})
+
+    def flips(get) -> list[str]:
+        out = []
+        for c in choices:
+            for a in over:
+                b = next((b for b in over if b is not a and {k: x for k, x in b["reading"].items() if k != c}
+                          == {k: x for k, x in a["reading"].items() if k != c}), None)
+                if b is not None and get(a) != get(b):
+                    out.append(c)
+                    break
+        return out
+
+    def spread(get, main_value) -> dict:
+        vals = [get(r) for r in over]
+        counts = {str(x): vals.count(x) for x in dict.fromkeys(vals)}
+        return {"as_main": vals.count(main_value), "of": len(vals), "counts": counts,
+                "robust": all(x == main_value for x in vals), "flipped_by": flips(get)}
+
+    main = rows[0]
+    return {"cross": list(cross), "readings": len(rows), "over": "confidence set" if conf else "all readings",
+            "confidence_set": conf, "table": any(r["table_agrees"] is not None for r in rows),
+            "word": {"main": main["word"], **spread(lambda r: r["word"], main["word"])},
+            "claims": [{"id": k, "main": x, **spread(lambda r, k=k: r["claims"].get(k), x)}
+                       for k, x in main["claims"].items()],
+            "cells": [{"cell": k, "main": x, **spread(lambda r, k=k: r["cells"].get(k), x)}
+                      for k, x in main["cells"].items()],
+            "list": rows}
+
+
 def compatible_readings(sens: list[dict]) -> dict | None:
     """The readings of the paper's open choices under which its published table agrees with ours
     as a whole (each value's ``table_test``): every value of every choice, the others at their
@@ -516,7 +609,7 @@ def compatible_readings(sens: list[dict]) -> dict | None:
     tested, seen = [], set()
     for s in sens:
         for v in s["values"]:
-            key = "main" if v["main"] else f"{s['choice']}={v['value']}"
+            key = reading_key(v.get("reading", {} if v["main"] else {s["choice"]: v["value"]}))
             if v.get("table_test") is None or key in seen:
                 continue
             seen.add(key)

@@ -22,7 +22,7 @@ from ..pipeline.integrity import cells_sha256, write_sealed
 from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
 from .aggregate import (Family, claims_to_json, compare_published, compatible_readings, equivalence_why,
-                        evaluate_claims, table_test_record,
+                        evaluate_claims, multiverse_summary, table_test_record,
                         experiment_claims, final_rows, resolve, sensitivity, significance_marks, summarize)
 from .diagnosis import add_strengths, render_numbers
 from .md import md_cell, md_text
@@ -185,13 +185,60 @@ def sensitivity_markdown(sens: list[dict]) -> list[str]:
     return lines
 
 
+def _share(x: dict, what: str) -> str:
+    """"held in 7 of 8 readings (robust)" / "... depends on the reading: vote_output"."""
+    tail = ("robust" if x["robust"] else "depends on the reading: " + (", ".join(x["flipped_by"]) or
+                                                                      "no single choice (an interaction)"))
+    return f"{what} in {x['as_main']} of {x['of']} ({tail})"
+
+
+def multiverse_markdown(mvs: dict | None) -> list[str]:
+    """The record's ``multiverse`` section: the readings, the confidence set, each verdict's
+    robustness, and the readings sorted by their distance to the paper with each choice's value
+    (a specification curve as a table)."""
+    if not mvs:
+        return []
+    n = mvs["readings"]
+    lines = ["## The multiverse of readings", "",
+             f"{n} readings: every combination of the open choices {', '.join(mvs['cross'])} (the full product, "
+             "declared in the config before any crossed result), and the other choices one at a time."]
+    if mvs["table"]:
+        cs = mvs["confidence_set"]
+        lines.append("Readings compatible with the paper's table (its joint test at 5%, each reading tested once; "
+                     "the 95% confidence set of readings, not corrected for the search): "
+                     + (f"{{{'; '.join(md_text(k) for k in cs)}}}." if cs else f"none of the {n} readings is compatible."))
+    where = "over the confidence set" if mvs["over"] == "confidence set" else f"over the {n} readings"
+    w = mvs["word"]
+    lines += [f"The artefact's word, *{w['main']}* in the main reading, is the same {where} "
+              + (f"in all {w['of']} (robust)." if w["robust"] else
+                 f"in {w['as_main']} of {w['of']}; it depends on the reading ("
+                 + (", ".join(w["flipped_by"]) or "an interaction") + ")."), ""]
+    for c in mvs["claims"]:
+        lines.append(f"- claim {md_text(c['id'])}: {_share(c, c['main'] or '-')} {where}")
+    for c in mvs["cells"]:
+        lines.append(f"- published cell {md_text(c['cell'])}: {_share(c, c['main'] or '-')} {where}")
+    rows = sorted(mvs["list"], key=lambda r: (r["mean_abs_difference"] is None, r["mean_abs_difference"] or 0,
+                                               -sum(x == "held" for x in r["claims"].values())))
+    choices = list(dict.fromkeys(c for r in mvs["list"] for c in r["reading"]))
+    lines += ["", "The readings, sorted by their distance to the paper (mean |difference| over the published cells), "
+              "each choice's value where it is off the main one (a specification curve as a table):", "",
+              "| # | " + " | ".join(md_cell(c) for c in choices) + " | mean abs. difference | table p | claims held | word |",
+              "|---|" + "---|" * len(choices) + "---|---|---|---|"]
+    for i, r in enumerate(rows, 1):
+        held = sum(x == "held" for x in r["claims"].values())
+        lines.append(f"| {i} | " + " | ".join(md_cell(r["reading"].get(c, "")) for c in choices)
+                     + f" | {_fmt_num(r['mean_abs_difference'])} | "
+                     + ("-" if r["table_p"] is None else f"{r['table_p']:.2g}" + (" (agrees)" if r["table_agrees"] else ""))
+                     + f" | {held} / {len(r['claims'])} | {r['word']} |")
+    return lines + [""]
+
+
 def readings_text(rd: dict) -> str:
     """One sentence: the readings compatible with the paper's table (:func:`compatible_readings`)."""
     comp = rd["compatible"]
     which = (f"{{{', '.join(md_text(k) for k in comp)}}}" if comp else
              f"none of the {rd['tested']} readings tried")
-    return (f"**Readings compatible with the paper's table** (its joint test at 5%, each reading tested once, the "
-            f"main one and each choice's other values one at a time; not corrected for the search): {which}.")
+    return (f"**Readings compatible with the paper's table** (its joint test at 5%, each reading tested once; not corrected for the search): {which}.")
 
 
 def reproducibility_markdown(repro: dict | None) -> list[str]:
@@ -247,7 +294,7 @@ def table_test_text(tt: dict) -> str:
 
 
 def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: str | None = None,
-             sens: list[dict] | None = None, repro: dict | None = None) -> str:
+             sens: list[dict] | None = None, repro: dict | None = None, mvs: dict | None = None) -> str:
     e = exp.cfg.experiment
     lines = [f"# {md_text(e.title)}", "", f"Data: {md_text(data_label or dataset_label(exp))}.  Scale: {exp.scale} "
              f"({size_text(exp)}, root seed {e.seed}).",
@@ -297,6 +344,7 @@ def markdown(exp: Experiment, rows: list[dict], claims: list[dict], data_label: 
             lines.append(f"- **{c['verdict']}**: {md_text(c['text'])}. {md_text(c['evidence'])}{extra}")
         lines.append("")
     lines += sensitivity_markdown(sens or [])
+    lines += multiverse_markdown(mvs)
     lines += reproducibility_markdown(repro)
     if e.notes:
         lines += ["## Notes", ""] + [f"- {md_text(n)}" for n in e.notes] + [""]
@@ -347,6 +395,10 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "sensitivity": sens,
         # the readings of the open choices under which the published table agrees as a whole
         **({"readings": rd} if tt and (rd := compatible_readings(sens)) else {}),
+        # every verdict over the readings of the crossed choices (pipeline/multiverse.py)
+        **({"multiverse": mvs} if (mvs := multiverse_summary(
+            sens, claims, not reference_only, list(e.multiverse.cross) if e.get("multiverse") is not None else None))
+           else {}),
         # the paper's significance marks against ours (published marks are published values)
         **({"significance_marks": marks} if marks is not None else {}),
         # the claims are decided over their family (Holm): this artefact's and these others'
@@ -371,7 +423,8 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     if (verified := kept_verification(out_json, cell_paths)) is not None:
         record["verified"] = verified
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
-    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens, repro)))
+    atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens, repro,
+                                                                   record.get("multiverse"))))
     write_sealed(out_json, record)
     return record
 
