@@ -16,6 +16,10 @@ RECORDS (default ``results``) holds ``<paper>/<artefact>.json``; CELLS holds
    and its verdict (*consistent* / *differs*, *reference* on substitute data), and the TOST
    equivalence against the declared margin less the rounding (*equivalent* / *different* /
    *undecided*, ``equivalence_p``, ``equivalence_reachable``);
+   Then the whole table's joint test (Sidak's bound over the cells with a sampling spread, each cell
+   without one judged alone: the record's ``table_test``), and the same test under every reading
+   of the open choices (each sensitivity value's ``table_test``, from the cells that reading
+   re-ran), with the confidence set of readings of a multiverse;
 2. recomputes, from the cells, ``p_held``, ``p_opposite`` and ``p`` of every ``less`` claim whose
    selectors name explicit cells (no ``best: true``), whose metric is not a time and whose factor
    is 1 (the rest are counted *not recomputed*, with the reason);
@@ -183,13 +187,15 @@ def entry_for_row(row, cfg, cells):
     return hits[0] if len(hits) == 1 else None
 
 
-def recompute_row(row, rec, cfg, cells: Cells):
-    """Our recomputation of one published cell's statistics, as a dict of the record's fields."""
+def recompute_row(row, rec, cfg, cells: Cells, file_cell: str | None = None):
+    """Our recomputation of one published cell's statistics, as a dict of the record's fields
+    (``file_cell``: read the values of this cell instead, a reading's re-run of the row's cell)."""
     entry = entry_for_row(row, cfg, rec["cells"])
     if entry is None:
         raise ValueError(f"no unique published entry in the config for {row['cell']} {row['metric']}")
     exp = cfg["experiment"]
-    x = cells.trial_values(row["cell"], row["metric"], row.get("round") if cells.is_curve(row["cell"], row["metric"]) else None)
+    fc = file_cell or row["cell"]
+    x = cells.trial_values(fc, row["metric"], row.get("round") if cells.is_curve(fc, row["metric"]) else None)
     n = int(len(x))
     mean = float(x.mean())
     if n > 1:
@@ -319,6 +325,52 @@ def table_test(judged):
             "exact": len(judged) - len(samp), "consistent": sum(o["verdict"] == "consistent" for o in judged)}
 
 
+def check_readings(rec, cfg, cells: Cells, report):
+    """Each reading's joint test of the published table (every sensitivity value's table_test),
+    from the cells that reading re-ran (``<cell>~<choice>=<value>``; the main cell where the
+    reading changes nothing it computes), and the confidence set (the readings whose test agrees)."""
+    if not (rec.get("dataset") or {}).get("original", True):
+        return
+    rows = [r for r in rec.get("table") or [] if r.get("verdict") in ("consistent", "differs")]
+    agree = set()
+    for s in rec.get("sensitivity") or []:
+        for v in s["values"]:
+            theirs = v.get("table_test")
+            if v["main"] or theirs is None:
+                continue
+            judged = []
+            for row in rows:
+                var = f"{row['cell']}~{s['choice']}={v['value']}"
+                fc = var if (cells.dir / f"{var}.parquet").exists() else row["cell"]
+                try:
+                    judged.append(recompute_row(row, rec, cfg, cells, file_cell=fc))
+                except Exception as exc:  # noqa: BLE001 - a reading we cannot recompute is a failure
+                    report["errors"].append(f"reading {s['choice']}={v['value']} {row['cell']}: cannot recompute ({exc})")
+                    judged = None
+                    break
+            if judged is None:
+                continue
+            tt = table_test(judged)
+            report["readings_checked"] += 1
+            if close(tt["p"], theirs["p"]) and tt["agrees"] == theirs["agrees"]:
+                report["readings_agree"] += 1
+            else:
+                report["disagreements"].append(f"reading {s['choice']}={v['value']}: table test record "
+                                               f"p = {theirs['p']!r}, agrees = {theirs['agrees']} vs ours p = {tt['p']!r}, "
+                                               f"agrees = {tt['agrees']}")
+            if tt["agrees"]:
+                agree.add((s["choice"], v["value"]))
+    mv = rec.get("multiverse")
+    if mv and mv.get("table"):
+        main_ok = (rec.get("table_test") or {}).get("agrees")
+        want = {k for k in mv["confidence_set"] if k != "main"}
+        got = {r["key"] for r in mv["list"] for s in rec["sensitivity"] for v in s["values"]
+               if not v["main"] and (s["choice"], v["value"]) in agree and r["reading"] == v.get("reading")}
+        if want != got or (("main" in mv["confidence_set"]) != bool(main_ok)):
+            report["disagreements"].append(f"confidence set: record {sorted(mv['confidence_set'])} vs ours "
+                                           f"{sorted(got | ({'main'} if main_ok else set()))}")
+
+
 def check_table(rec, cfg, cells: Cells, report):
     judged = []
     for row in rec.get("table") or []:
@@ -344,6 +396,7 @@ def check_table(rec, cfg, cells: Cells, report):
             report["disagreements"].append(f"{where}: " + "; ".join(bad))
         else:
             report["cells_agree"] += 1
+    check_readings(rec, cfg, cells, report)
     tt, theirs = (table_test(judged) if judged else None), rec.get("table_test")
     if tt or theirs:
         report["tables_checked"] += 1
@@ -616,13 +669,15 @@ def run(records: Path, cells_root: Path | None = None, only: list[str] | None = 
     cache = dict(recs)
     ours_p = precompute_ours(records, cells_root, recs, cache)
     passed = failed = 0
-    totals = {"cells_checked": 0, "cells_agree": 0, "tables_checked": 0, "tables_agree": 0, "claims_checked": 0,
+    totals = {"cells_checked": 0, "cells_agree": 0, "tables_checked": 0, "tables_agree": 0, "readings_checked": 0,
+              "readings_agree": 0, "claims_checked": 0,
               "claims_agree": 0, "claims_recomputed": 0}
     print(f"records: {records}   cells: {cells_root}", file=out)
     for name, rec in recs.items():
         cfg = yaml.safe_load(rec["config"])
         cells = Cells(cells_root, rec["paper"], rec["artefact"])
         report = {"cells_checked": 0, "cells_agree": 0, "tables_checked": 0, "tables_agree": 0,
+                  "readings_checked": 0, "readings_agree": 0,
                   "claims_checked": 0, "claims_agree": 0,
                   "claims_recomputed": 0, "claims_untested": 0, "claims_not_recomputed": [],
                   "disagreements": [], "errors": [], "notes": []}
@@ -647,7 +702,8 @@ def run(records: Path, cells_root: Path | None = None, only: list[str] | None = 
         for line in report["disagreements"]:
             print("    DISAGREES " + line, file=out)
     print(f"totals: published cells {totals['cells_agree']}/{totals['cells_checked']} agree; table tests "
-          f"{totals['tables_agree']}/{totals['tables_checked']} agree; tested claims "
+          f"{totals['tables_agree']}/{totals['tables_checked']} agree, and under the readings "
+          f"{totals['readings_agree']}/{totals['readings_checked']}; tested claims "
           f"{totals['claims_agree']}/{totals['claims_checked']} agree, {totals['claims_recomputed']} "
           f"recomputed from the cells", file=out)
     print(f"{passed} passed, {failed} failed", file=out)

@@ -200,8 +200,8 @@ def reread_of(exp: Experiment, cell: Cell) -> str | None:
     the protocol can read one fit under several (``run_rereads``): the workflow computes such
     a cell's trials in that cell's job, from the same fits (bit for bit what it would compute
     on its own; :mod:`.handoff`).  That cell is its main cell, or else an earlier sensitivity
-    cell of the same main cell (Harrington's ``encoding_and_vote=centred_rank`` reads the fits
-    of ``instance_encoding=centred``) that computes its own fits: it reads no other cell's,
+    cell of the same main cell (Harrington's ``multiverse=centred.rank.freund_schapire.held_out``
+    reads the fits of ``instance_encoding=centred``) that computes its own fits: it reads no other cell's,
     takes over no trials and is not the main cell's computation again.  All of them run on the
     main cell's seeds.  None otherwise."""
     if not cell.base:

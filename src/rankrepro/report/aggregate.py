@@ -544,10 +544,10 @@ def multiverse_summary(sens: list[dict], claims: list[dict], original: bool, cro
     crossed choices; None: no multiverse declared): per reading its table test, claims' and
     published cells' verdicts and the artefact's word; the 95% confidence set of readings (those
     whose table test agrees; test inversion, each reading tested once, not corrected for the
-    search); and per claim, published cell and the word, in how many readings of the confidence
-    set (all the readings where it is empty or there is no table) it comes out as in the main
-    reading, *robust* when in all, else the choices that flip it (two readings that differ in that
-    choice alone and give different verdicts)."""
+    search); and per claim, published cell and the word, how its verdicts are spread over the
+    readings of the confidence set (all the readings where it is empty or there is no table), and
+    over all of them (``all``): *robust* when the same in every reading, else the choices that flip
+    it (two readings that differ in that choice alone and give different verdicts)."""
     from .scorecard import ArtefactScore
 
     if not cross:
@@ -567,36 +567,37 @@ def multiverse_summary(sens: list[dict], claims: list[dict], original: bool, cro
         s.inconclusive, s.not_evaluable = subst.count("inconclusive"), subst.count("not evaluable")
         rows.append({"reading": reading, "key": reading_key(reading), "table_p": None if tt is None else tt["p"],
                      "table_agrees": s.table_agrees, "mean_abs_difference": v.get("mean_abs_difference"),
-                     "claims": cv, "cells": cells, "word": s.agreement})
+                     "claims": cv, "cells": cells, "word": s.agreement,
+                     "differences": {f"{h['label']} {h['metric']}": float(h["mean"] - h["published_mean"])
+                                     for h in v["headline"] if h.get("published_mean") is not None
+                                     and h.get("mean") is not None and np.isfinite(h["mean"])}})
     conf = [r["key"] for r in rows if r["table_agrees"]]
     over = [r for r in rows if r["key"] in conf] if conf else rows
     choices = sorted({c for r in rows for c in r["reading"]})
 
-    def flips(get) -> list[str]:
+    def flips(get, among) -> list[str]:
         out = []
         for c in choices:
-            for a in over:
-                b = next((b for b in over if b is not a and {k: x for k, x in b["reading"].items() if k != c}
+            for a in among:
+                b = next((b for b in among if b is not a and {k: x for k, x in b["reading"].items() if k != c}
                           == {k: x for k, x in a["reading"].items() if k != c}), None)
                 if b is not None and get(a) != get(b):
                     out.append(c)
                     break
         return out
 
-    def spread(get, main_value) -> dict:
-        vals = [get(r) for r in over]
-        counts = {str(x): vals.count(x) for x in dict.fromkeys(vals)}
-        return {"as_main": vals.count(main_value), "of": len(vals), "counts": counts,
-                "robust": all(x == main_value for x in vals), "flipped_by": flips(get)}
+    def spread(get) -> dict:
+        def part(among):
+            vals = [get(r) for r in among]
+            return {"counts": {str(x): vals.count(x) for x in dict.fromkeys(vals)}, "of": len(vals),
+                    "robust": len(set(vals)) == 1, "flipped_by": flips(get, among)}
+        return {"main": get(rows[0]), **part(over), "all": part(rows)}
 
-    main = rows[0]
     return {"cross": list(cross), "readings": len(rows), "over": "confidence set" if conf else "all readings",
             "confidence_set": conf, "table": any(r["table_agrees"] is not None for r in rows),
-            "word": {"main": main["word"], **spread(lambda r: r["word"], main["word"])},
-            "claims": [{"id": k, "main": x, **spread(lambda r, k=k: r["claims"].get(k), x)}
-                       for k, x in main["claims"].items()],
-            "cells": [{"cell": k, "main": x, **spread(lambda r, k=k: r["cells"].get(k), x)}
-                      for k, x in main["cells"].items()],
+            "word": spread(lambda r: r["word"]),
+            "claims": [{"id": k, **spread(lambda r, k=k: r["claims"].get(k))} for k in rows[0]["claims"]],
+            "cells": [{"cell": k, **spread(lambda r, k=k: r["cells"].get(k))} for k in rows[0]["cells"]],
             "list": rows}
 
 

@@ -185,11 +185,22 @@ def sensitivity_markdown(sens: list[dict]) -> list[str]:
     return lines
 
 
-def _share(x: dict, what: str) -> str:
-    """"held in 7 of 8 readings (robust)" / "... depends on the reading: vote_output"."""
-    tail = ("robust" if x["robust"] else "depends on the reading: " + (", ".join(x["flipped_by"]) or
-                                                                      "no single choice (an interaction)"))
-    return f"{what} in {x['as_main']} of {x['of']} ({tail})"
+def _spread_text(x: dict) -> str:
+    """"held in 1 of 1 (robust)" / "held 3, inconclusive 5 of 8 (depends on the reading: a)"."""
+    counts = ", ".join(f"{k if k != 'None' else '-'} {n}" for k, n in x["counts"].items())
+    if x["robust"]:
+        v = next(iter(x["counts"]))
+        return f"{v if v != 'None' else '-'} in " + ("its one reading" if x["of"] == 1 else f"all {x['of']}") + " (robust)"
+    return (f"{counts} of {x['of']} (depends on the reading: "
+            + (", ".join(x["flipped_by"]) or "no single choice, a combination") + ")")
+
+
+def _share(x: dict, where: str) -> str:
+    """A verdict's spread over the confidence set and, where that is smaller, over every reading."""
+    out = f"{where}: {_spread_text(x)}"
+    if x["all"]["of"] != x["of"]:
+        out += f"; over all {x['all']['of']} readings: {_spread_text(x['all'])}"
+    return out + f"; main reading: {x['main'] or '-'}"
 
 
 def multiverse_markdown(mvs: dict | None) -> list[str]:
@@ -208,20 +219,18 @@ def multiverse_markdown(mvs: dict | None) -> list[str]:
                      "the 95% confidence set of readings, not corrected for the search): "
                      + (f"{{{'; '.join(md_text(k) for k in cs)}}}." if cs else f"none of the {n} readings is compatible."))
     where = "over the confidence set" if mvs["over"] == "confidence set" else f"over the {n} readings"
-    w = mvs["word"]
-    lines += [f"The artefact's word, *{w['main']}* in the main reading, is the same {where} "
-              + (f"in all {w['of']} (robust)." if w["robust"] else
-                 f"in {w['as_main']} of {w['of']}; it depends on the reading ("
-                 + (", ".join(w["flipped_by"]) or "an interaction") + ")."), ""]
+    lines += [f"The artefact's word {_share(mvs['word'], where)}.", ""]
     for c in mvs["claims"]:
-        lines.append(f"- claim {md_text(c['id'])}: {_share(c, c['main'] or '-')} {where}")
+        lines.append(f"- claim {md_text(c['id'])} {_share(c, where)}")
     for c in mvs["cells"]:
-        lines.append(f"- published cell {md_text(c['cell'])}: {_share(c, c['main'] or '-')} {where}")
+        lines.append(f"- published cell {md_text(c['cell'])} {_share(c, where)}")
     rows = sorted(mvs["list"], key=lambda r: (r["mean_abs_difference"] is None, r["mean_abs_difference"] or 0,
                                                -sum(x == "held" for x in r["claims"].values())))
     choices = list(dict.fromkeys(c for r in mvs["list"] for c in r["reading"]))
-    lines += ["", "The readings, sorted by their distance to the paper (mean |difference| over the published cells), "
-              "each choice's value where it is off the main one (a specification curve as a table):", "",
+    by = ("their distance to the paper (mean |difference| over the published cells)"
+          if any(r["mean_abs_difference"] is not None for r in mvs["list"]) else "the claims held")
+    lines += ["", f"The readings, sorted by {by}, each choice's value where it is off the main one (a specification "
+              "curve as a table):", "",
               "| # | " + " | ".join(md_cell(c) for c in choices) + " | mean abs. difference | table p | claims held | word |",
               "|---|" + "---|" * len(choices) + "---|---|---|---|"]
     for i, r in enumerate(rows, 1):

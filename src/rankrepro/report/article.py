@@ -23,7 +23,7 @@ from pathlib import Path
 import yaml
 
 from ..files import read_json
-from .artefact import _pm, diagnosis_text, reproducibility_markdown, sensitivity_markdown
+from .artefact import _pm, diagnosis_text, multiverse_markdown, reproducibility_markdown, sensitivity_markdown
 from .md import md_cell, md_text
 from .results_doc import fit_cap
 from .scorecard import ArtefactScore, artefact_score, is_replication, scorecard, status_table
@@ -192,6 +192,7 @@ def _methods(r: dict) -> list[str]:
     if sens:
         out += ["Open choices (what the paper leaves open, the reading taken, and what each other reading does):", ""]
         out += _demote(sensitivity_markdown(sens), 2)[2:]
+        out += _demote(multiverse_markdown(r.get("multiverse")), 2)
     if r.get("notes"):
         out += ["Notes on the protocol:", ""] + [f"- {md_text(n)}" for n in r["notes"]] + [""]
     return out

@@ -266,7 +266,22 @@ def artefact(rec: dict, png: str | None = None, files: list[tuple[str, str]] = (
     return dict(a, score=artefact_score(rec), data=data_used_label(ds), tables=tables, png=_data_uri(png),
                 protocol=None if ds["original"] else ds.get("label", "").split(": ", 1)[-1],
                 sensitivity=[_sensitivity(s) for s in rec.get("sensitivity") or []],
+                multiverse=multiverse_html(rec.get("multiverse")),
                 versions=json.dumps(rec["versions"], indent=1))
+
+
+def multiverse_html(mvs: dict | None) -> str:
+    """The artefact's multiverse (its Markdown summary, rendered) and its specification curve."""
+    if not mvs:
+        return ""
+    from markdown_it import MarkdownIt
+
+    from .artefact import multiverse_markdown
+    from .speccurve import svg
+
+    text = "\n".join(multiverse_markdown(mvs)[2:])  # below the section's own heading
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(text)
+    return f'<div class="multiverse"><h4>The multiverse of readings</h4>{svg(mvs)}{body}</div>'
 
 
 def artefact_section(rec: dict, png: str | None = None, files: list[tuple[str, str]] = (),
