@@ -108,7 +108,7 @@ MAX_LINES = 120
 #: over, so that the list cannot go stale)
 OVER = {
     "experiment/yu2006/tables.yaml": "no diagnosis left: the paper's two tables are 32 published values (one line "
-                                     "each), its 8 open protocol choices and 5 claims",
+                                     "each), its 8 open protocol choices, their multiverse and 5 claims",
 }
 
 

@@ -37,7 +37,7 @@ def test_the_product_less_the_one_at_a_time_readings():
 
 
 @pytest.mark.parametrize("cross, extra, key", [
-    (["a"], [], "experiment.multiverse.cross"),
+    ([], [], "experiment.multiverse.cross"),
     (["a", "zz"], [], "experiment.multiverse.cross[1]"),
     (["a", "a"], [], "experiment.multiverse.cross[1]"),
     (["a", "d"], [{"choice": "d", "main": "u", "values": {"u": {}, "v": {"k.a": 7}}}], "experiment.multiverse.cross"),
@@ -47,6 +47,12 @@ def test_a_bad_multiverse_is_refused_naming_its_key(cross, extra, key):
     with pytest.raises(ConfigError) as e:
         expand("p/a", plain)
     assert e.value.key == key
+
+
+def test_one_choice_alone_adds_no_reading():
+    plain = _plain(["b"], A, B)
+    expand("p/a", plain)
+    assert [c["choice"] for c in plain["experiment"]["sensitivity"]] == ["a", "b"]
 
 
 def test_the_choice_name_is_reserved():
@@ -110,3 +116,42 @@ def test_every_reading_once():
     assert keys[0] == "main" and len(keys) == len(set(keys)) == 4
     assert {frozenset(r["reading"].items()) for r in s["list"]} == {
         frozenset(d.items()) for d in ({}, {"a": "y"}, {"c": "n"}, {"a": "y", "c": "n"})}
+
+
+def _committed():
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    return [json.loads(p.read_text()) for p in sorted(root.glob("*/*.json"))
+            if '"multiverse"' in p.read_text()]
+
+
+def test_every_committed_multiverse_is_its_declared_product():
+    """Each committed record with a multiverse has every reading of the product of its crossed
+    choices once (the other choices one at a time beside them), the confidence set is exactly the
+    readings whose table test agrees, and the status table says so."""
+    import math
+
+    import yaml
+
+    from rankrepro.report.scorecard import artefact_score, readings_cell
+
+    recs = [r for r in _committed() if r.get("multiverse")]
+    assert {r["name"] for r in recs} >= {"harrington2003/table1", "harrington2003/table2_cystic_fibrosis",
+                                         "harrington2003/table2_eachmovie", "crammer_singer2005/fig6"}
+    for r in recs:
+        mv = r["multiverse"]
+        sens = yaml.safe_load(r["config"])["experiment"]["sensitivity"]
+        sizes = {s["choice"]: len(s["values"]) for s in sens if s["choice"] != CHOICE}
+        others = sum(n - 1 for c, n in sizes.items() if c not in mv["cross"])
+        assert mv["readings"] == math.prod(sizes[c] for c in mv["cross"]) + others, r["name"]
+        assert len({x["key"] for x in mv["list"]}) == mv["readings"]
+        assert sorted(mv["confidence_set"]) == sorted(x["key"] for x in mv["list"] if x["table_agrees"])
+        for c in mv["claims"]:
+            pool = [x for x in mv["list"] if x["key"] in mv["confidence_set"]] or mv["list"]
+            got = [x["claims"][c["id"]] for x in pool]
+            assert c["robust"] == (len(set(got)) == 1) and c["of"] == len(pool), (r["name"], c["id"])
+        cell = readings_cell(artefact_score(r))
+        assert cell.startswith(f"{len(mv['confidence_set'])} of {mv['readings']} compatible" if mv["confidence_set"]
+                               else f"none of {mv['readings']} compatible" if mv["table"] else f"{mv['readings']} readings")

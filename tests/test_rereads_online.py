@@ -102,10 +102,13 @@ def test_a_sensitivity_cell_computes_its_readers_with_it(cf):
     computed on its own; its own rows are unchanged."""
     exp = cf
     base = "oap_bagg-tau0.3~instance_encoding=centred"
-    (rid,) = rereads_of(exp, base)
+    rids = rereads_of(exp, base)  # the multiverse's readings with rounded votes on this encoding
+    assert rids == ["oap_bagg-tau0.3~multiverse=centred.rank.freund_schapire.held_out",
+                    "oap_bagg-tau0.3~multiverse=centred.rank.harrington.held_out"]
+    rid = rids[0]
     read: dict[str, pd.DataFrame] = {}
     mine = run_cell(exp, base, rereads=read)
-    assert list(read) == [rid]
+    assert list(read) == rids
     pd.testing.assert_frame_equal(mine, run_cell(exp, base), check_exact=True)
     alone = run_cell(exp, rid)
     pd.testing.assert_frame_equal(read[rid], alone, check_exact=True)
@@ -122,22 +125,22 @@ def test_a_pack_hands_its_readers_their_frames(cf, tmp_path, monkeypatch):
 
     monkeypatch.setenv("RANKREPRO_CACHE_DIR", str(tmp_path / "cache"))
     base = "oap_vp-tau0.2~instance_encoding=rank_const"
-    (rid,) = rereads_of(cf, base)
+    rid, other = rereads_of(cf, base)
     alone, pack = tmp_path / "alone", tmp_path / "pack"
     for d in (alone, pack):
         d.mkdir()
     job_run_cell(cf.name, rid, "smoke", str(ROOT / "config"), str(alone / f"{rid}.parquet"),
                  fingerprint=str(alone / f"{rid}.fingerprint"), log=str(alone / f"{rid}.log"))
     done: list[dict] = []
-    job_run_cells(cf.name, [base, rid], "smoke", str(ROOT / "config"), str(pack), str(pack),
+    job_run_cells(cf.name, [base, rid, other], "smoke", str(ROOT / "config"), str(pack), str(pack),
                   log=str(pack / "pack.log"), done=done)
-    assert [d["kept"] for d in done] == [False, False]
+    assert [d["kept"] for d in done] == [False, False, False]
     assert not list((tmp_path / "cache").rglob("*.parquet"))  # handed over in memory, nothing left
     pd.testing.assert_frame_equal(pd.read_parquet(pack / f"{rid}.parquet"), pd.read_parquet(alone / f"{rid}.parquet"),
                                   check_exact=True)
     assert "read off cell oap_vp-tau0.2~instance_encoding=rank_const's fits in this job" in \
         (pack / f"{rid}.log").read_text()
-    assert f"the same fits read for {rid} (cells of this job)" in (pack / f"{base}.log").read_text()
+    assert f"the same fits read for {rid}, {other} (cells of this job)" in (pack / f"{base}.log").read_text()
     a, b = (json.loads((d / f"{rid}.fingerprint").read_text()) for d in (alone, pack))
     assert {k: v for k, v in a.items() if k != "sha256"} == {k: v for k, v in b.items() if k != "sha256"}
     # the reader stale, its base current: the reader computes its own runs, the same rows

@@ -65,8 +65,8 @@ def expand(name: str, plain: dict) -> None:
         return
     require(name, "experiment.multiverse", isinstance(mv, dict), "a mapping {cross: [choice, ...], design: full, why: ...}")
     cross = mv.get("cross")
-    require(name, "experiment.multiverse.cross", isinstance(cross, list) and len(cross) >= 2,
-            "list at least two of the experiment's sensitivity choices to cross")
+    require(name, "experiment.multiverse.cross", isinstance(cross, list) and len(cross) >= 1,
+            "list the experiment's sensitivity choices to cross (one alone: its readings are its values)")
     for i, c in enumerate(cross):
         require(name, f"experiment.multiverse.cross[{i}]", isinstance(c, str) and c in names and c != CHOICE,
                 f"{c!r} is not a sensitivity choice of this experiment ({', '.join(n for n in names if n != CHOICE)})")
@@ -79,8 +79,10 @@ def expand(name: str, plain: dict) -> None:
         rows = readings(base, cross)
     except ValueError as err:
         raise ConfigError(name, err.args[0], err.args[1]) from None
-    require(name, "experiment.multiverse.cross", bool(rows), "the crossed choices give no reading beyond the "
-            "one-at-a-time ones")
+    if not rows:  # one choice (or choices that give no combination): its values are the readings
+        require(name, "experiment.sensitivity", CHOICE not in names,
+                f"the choice name '{CHOICE}' is reserved for the crossed readings of experiment.multiverse")
+        return
     block = {"choice": CHOICE,
              "text": ("Every reading of the product of the choices " + ", ".join(cross) + " with two or more of them "
                       "off their main value (value labels: their values in that order)."),

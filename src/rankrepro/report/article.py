@@ -334,6 +334,37 @@ def papers(root: Path) -> list[str]:
                    if is_replication(read_json(p, "record"))})
 
 
+def mark_over_readings(recs: list[dict]) -> dict | None:
+    """Does the title's mark survive the multiverse?  For each artefact with a multiverse and each
+    of its readings (of its confidence set where it has one, as its verdicts' robustness is
+    judged), the mark with that artefact's verdicts taken under the reading, the others as run:
+    {"readings": n, "marks": {mark: count}, "robust": bool, "flipped_by": [artefact: reading]}."""
+    scores = {r["name"]: artefact_score(r) for r in recs}
+    out, flips, n = {}, [], 0
+    for r in recs:
+        mv = r.get("multiverse") if r.get("status") == "ran" else None
+        if not mv:
+            continue
+        trivial = {c["id"] for c in r["claims"] if c.get("trivial")}
+        rows = [x for x in mv["list"] if x["key"] in mv["confidence_set"]] if mv["confidence_set"] else mv["list"]
+        for x in rows:
+            s = artefact_score(r)
+            cells = list(x["cells"].values())
+            subst = [v for k, v in x["claims"].items() if k not in trivial]
+            s.consistent, s.compared = cells.count("consistent"), len(cells)
+            s.table_agrees = x["table_agrees"]
+            s.claims, s.held, s.not_held = len(subst), subst.count("held"), subst.count("not held")
+            s.inconclusive, s.not_evaluable = subst.count("inconclusive"), subst.count("not evaluable")
+            mark = title_mark([s if k == r["name"] else v for k, v in scores.items()]).label
+            out[mark] = out.get(mark, 0) + 1
+            n += 1
+            if mark != title_mark(list(scores.values())).label:
+                flips.append(f"{r['artefact']}: {x['key']}")
+    if not n:
+        return None
+    return {"readings": n, "marks": out, "robust": len(out) == 1, "flipped_by": flips}
+
+
 def _abstract_counts(sc, m: Mark, recs: list[dict], root: Path) -> str:
     """The abstract's counts: the tables judged as a whole, the cells, the claims by verdict, and
     any caveat a reader of the title must see (searches stopped at a cap)."""
@@ -352,6 +383,14 @@ def _abstract_counts(sc, m: Mark, recs: list[dict], root: Path) -> str:
                 f"{m.inconclusive} {'was' if m.inconclusive == 1 else 'were'} inconclusive. ")
     else:
         out += "No claim could be evaluated. "
+    mo = mark_over_readings(recs)
+    if mo:
+        out += (f"The mark survives the multiverse: the same under each of the {mo['readings']} readings of the "
+                "artefacts' open choices (one artefact at a time, its confidence set where it has one). "
+                if mo["robust"] else
+                f"The mark depends on the reading: over the {mo['readings']} readings of the artefacts' open choices "
+                f"(one artefact at a time) it is " + ", ".join(f"{k} in {v}" for k, v in mo["marks"].items())
+                + f" (moved by {'; '.join(mo['flipped_by'][:4])}{'; ...' if len(mo['flipped_by']) > 4 else ''}). ")
     for r in recs:
         if r.get("status") == "ran" and (c := cap_caveat(r, root)):
             out += f"Caveat ({_short(r)}): {c} "

@@ -5,7 +5,10 @@ A diagnosis of kind *open protocol choice* names the choice (``choice``) whose v
 as extra cells; the record's sensitivity section has, for every value, the headline numbers (the
 artefact's published cells) and every claim's verdict.  The value a diagnosis is measured under
 is picked after the fact among the k values tried (one value for all the cells it covers), so
-the search is counted:
+the search is counted (where the choice is crossed in the artefact's multiverse, the values
+tried are every reading with the choice off its main value, and the strength says how the
+choice moves the artefact averaged over the other choices' readings, and whether it interacts:
+:func:`crossed_effect`):
 
 - over ALL published cells of the artefact, under that value against the main run: the cells
   it makes consistent and those it makes inconsistent, the mean gap |reproduced - published|,
@@ -48,7 +51,60 @@ NOT_SWEPT = {"level": "not swept", "text": "no sweep measures it: it rests on it
 
 
 def _choice(record: dict, name: str | None) -> dict | None:
-    return next((s for s in record.get("sensitivity", []) if s["choice"] == name), None) if name else None
+    """The sensitivity choice a diagnosis names, as its values were run.  Where the choice is
+    crossed in the artefact's multiverse, its values are every reading with the choice off its
+    main value, whatever the other choices (labelled by the reading, "a=y, b=q"), beside the
+    main reading: the strength is then measured over the multiverse, the search counted over
+    all of them (Holm over the readings tried), and ``multiverse_effect`` says how the choice
+    acts with the others (:func:`crossed_effect`)."""
+    if not name:
+        return None
+    sc = next((s for s in record.get("sensitivity", []) if s["choice"] == name), None)
+    mv = record.get("multiverse")
+    if sc is None or not mv or name not in mv.get("cross", []):
+        return sc
+    from .aggregate import all_readings, reading_key
+
+    values, main = [], None
+    for reading, v in all_readings(record["sensitivity"]):
+        if not reading:
+            main = {**v, "value": sc["main"], "main": True}
+        elif name in reading:
+            values.append({**v, "value": reading_key(reading), "main": False})
+    if main is None:
+        return sc
+    return {**sc, "values": [main, *values], "multiverse_effect": crossed_effect(record, name)}
+
+
+def crossed_effect(record: dict, name: str) -> dict:
+    """How choice ``name`` moves the artefact's mean gap to the paper (over its published cells,
+    or its claims held without them), averaged over the readings of the other choices: each pair
+    of readings that differ in ``name`` alone (one at its main value) gives an effect; their
+    mean, range and count, and whether it *interacts* (the effect changes sign across the other
+    choices' readings)."""
+    from .aggregate import all_readings
+
+    rows = [(r, v) for r, v in all_readings(record["sensitivity"])]
+    effects = []
+    for r, v in rows:
+        if name not in r:
+            continue
+        rest = {k: x for k, x in r.items() if k != name}
+        base = next((w for q, w in rows if q == rest), None)
+        if base is None:
+            continue
+        if v.get("mean_abs_difference") is not None and base.get("mean_abs_difference") is not None:
+            effects.append(v["mean_abs_difference"] - base["mean_abs_difference"])
+        else:
+            held = lambda w: sum(c["verdict"] == "held" for c in w["claims"])  # noqa: E731
+            effects.append(float(held(v) - held(base)))
+    if not effects:
+        return {"pairs": 0}
+    signs = {np.sign(round(e, 12)) for e in effects} - {0.0}
+    return {"pairs": len(effects), "mean": float(np.mean(effects)), "low": float(min(effects)),
+            "high": float(max(effects)), "interacts": len(signs) > 1,
+            "on": "mean gap" if record.get("table") and any(v.get("mean_abs_difference") is not None
+                                                            for _, v in rows) else "claims held"}
 
 
 def _published(value: dict) -> dict:
@@ -152,6 +208,15 @@ def _whole_text(choice: str, value: str, k: int, w: dict) -> str:
     return t
 
 
+def _effect_text(choice: str, eff: dict | None) -> str:
+    if not eff or not eff.get("pairs"):
+        return ""
+    unit = "the mean gap" if eff["on"] == "mean gap" else "the claims held"
+    return (f"; over the multiverse, {choice} moves {unit} by {eff['mean']:+.3g} on average over the other "
+            f"choices' readings ({eff['pairs']} pairs, {eff['low']:+.3g} to {eff['high']:+.3g}"
+            + ("; it interacts: the effect changes sign with the other choices)" if eff["interacts"] else ")"))
+
+
 def choice_strength(record: dict, choice: str, rows: list[dict]) -> dict:
     """The strength of one choice's diagnosis of the differing cells ``rows``: the value picked
     (the best level, then the most of these cells consistent, then their smallest mean gap), its
@@ -161,7 +226,8 @@ def choice_strength(record: dict, choice: str, rows: list[dict]) -> dict:
         return dict(NOT_SWEPT)
     main = sc["main"]
     tried = [v["value"] for v in sc["values"] if not v["main"]]
-    base = {"choice": choice, "cells": len(rows), "tried": tried, "post_hoc": len(tried) > 1}
+    base = {"choice": choice, "cells": len(rows), "tried": tried, "post_hoc": len(tried) > 1,
+            **({"multiverse_effect": sc["multiverse_effect"]} if sc.get("multiverse_effect") else {})}
     per = {v["value"]: _published(v) for v in sc["values"]}
     keys = [(r["cell"], r["metric"]) for r in rows]
     if not tried or any(k not in per[main] for k in keys) or any(k not in per[v] for v in tried for k in keys):
@@ -201,7 +267,8 @@ def choice_strength(record: dict, choice: str, rows: list[dict]) -> dict:
     text = (f"{_whole_text(choice, best, len(tried), whole[best])}; "
             + (f"this cell: {'consistent' if ok else 'not consistent'} under it, its gap {g0:.3g} -> {gb:.3g}"
                if len(keys) == 1 else
-               f"the {len(keys)} cells diagnosed: {ok} consistent under it, their mean gap {g0:.3g} -> {gb:.3g}"))
+               f"the {len(keys)} cells diagnosed: {ok} consistent under it, their mean gap {g0:.3g} -> {gb:.3g}")
+            + _effect_text(choice, sc.get("multiverse_effect")))
     return {**base, "value": best, "consistent": ok, "gap_main": g0, "gap_best": gb,
             "share": (g0 - gb) / g0 if g0 > 0 else 0.0, "whole": whole[best], "level": level, "text": text,
             "per_cell": {f"{c} {m}": lv[(c, m)] for c, m in keys},
@@ -217,7 +284,8 @@ def claim_strength(record: dict, claim: dict, diag: dict) -> dict:
     tried = [v["value"] for v in sc["values"] if not v["main"]]
     verdicts = {v["value"]: next((c["verdict"] for c in v["claims"] if c["id"] == claim["id"]), None)
                 for v in sc["values"]}
-    base = {"choice": sc["choice"], "tried": tried, "post_hoc": len(tried) > 1, "verdicts": verdicts}
+    base = {"choice": sc["choice"], "tried": tried, "post_hoc": len(tried) > 1, "verdicts": verdicts,
+            **({"multiverse_effect": sc["multiverse_effect"]} if sc.get("multiverse_effect") else {})}
     if not tried:
         return {**base, "level": "not explained", "text": f"no other value of {sc['choice']} was run"}
 
@@ -235,7 +303,8 @@ def claim_strength(record: dict, claim: dict, diag: dict) -> dict:
     lv, corrected = level(best)
     text = (f"under {sc['choice']} = {best} the claim is {verdicts[best]} "
             f"({corrected} after Holm over the {len(tried)} value{'s' if len(tried) != 1 else ''} tried); "
-            + _whole_text(sc["choice"], best, len(tried), whole[best]))
+            + _whole_text(sc["choice"], best, len(tried), whole[best]) + _effect_text(sc["choice"],
+                                                                                      sc.get("multiverse_effect")))
     return {**base, "value": best, "corrected_verdict": corrected, "whole": whole[best], "level": lv, "text": text}
 
 
@@ -327,7 +396,7 @@ def _number_functions(record: dict, summary, trials=None) -> dict:
 
     def _value_of(choice: str, value: str) -> dict:
         """One value's entry of an open choice in the record's sensitivity section."""
-        sc = _choice(record, choice)
+        sc = next((s for s in record.get("sensitivity", []) if s["choice"] == choice), None)  # as run
         if sc is None:
             raise KeyError(f"no open choice '{choice}'")
         val = next((x for x in sc["values"] if x["value"] == str(value)), None)

@@ -24,7 +24,7 @@ from ..files import DamagedFile, read_json
 from ..files import atomic_write as files_atomic_write
 from ..pipeline import codeprint
 from .artefact import equivalence_word, table_test_text
-from .scorecard import artefact_score, is_replication, not_evidence, scorecard
+from .scorecard import artefact_score, is_replication, not_evidence, readings_cell, scorecard
 from .templating import environment
 
 PAPERS = {
@@ -48,6 +48,7 @@ ENV = environment()
 ENV.filters["verdict_class"] = verdict_class
 ENV.filters["equivalence_word"] = equivalence_word
 ENV.filters["table_test_text"] = table_test_text
+ENV.filters["readings_cell"] = readings_cell
 
 
 def display_name(title: str) -> str:

@@ -38,6 +38,11 @@ class ArtefactScore:
     table_p: float | None = None
     #: the table's cells without a sampling spread that are outside (they fail it alone)
     table_exact_outside: int = 0
+    #: the multiverse (record ``multiverse``): its readings, the confidence set's size (None
+    #: without a table), and the word's spread over the confidence set (all readings without one)
+    readings: int = 0
+    compatible: int | None = None
+    word_counts: dict = field(default_factory=dict)
     #: published cells on substitute data (shown as references, not judged)
     references: int = 0
     #: substantive claims by verdict (trivial ones, exact arithmetic or a description, apart)
@@ -216,6 +221,11 @@ def artefact_score(r: dict) -> ArtefactScore:
     s.equivalent, s.different, s.undecided = eqs.count("equivalent"), eqs.count("different"), eqs.count("undecided")
     s.unreachable = sum(t.get("equivalence") == "undecided" and t.get("equivalence_reachable") is False
                         for t in judged)
+    mv = r.get("multiverse")
+    if mv:
+        s.readings = mv["readings"]
+        s.compatible = len(mv["confidence_set"]) if mv["table"] else None
+        s.word_counts = dict(mv["word"]["counts"])
     if r.get("table_test") and s.original:
         s.table_agrees, s.table_p = bool(r["table_test"]["agrees"]), r["table_test"]["p"]
         s.table_exact_outside = len(r["table_test"]["exact_outside"])
@@ -261,6 +271,19 @@ def scorecard(records: list[dict]) -> Scorecard:
     return Scorecard(arts, dict(sorted(by_kind.items())), dict(sorted(by_strength.items())), paper_measures(records))
 
 
+def readings_cell(a: "ArtefactScore") -> str:
+    """The status table's cell of an artefact's multiverse: how many readings are compatible
+    with the paper's table, and whether its word is the same over them."""
+    if not a.readings:
+        return "-"
+    n = sum(a.word_counts.values())
+    over = (f"{a.compatible} of {a.readings} compatible" if a.compatible else
+            f"none of {a.readings} compatible" if a.compatible == 0 else f"{a.readings} readings")
+    words = ("robust" if len(a.word_counts) == 1 else
+             "depends: " + ", ".join(f"{w} {k}" for w, k in a.word_counts.items()))
+    return f"{over}; word {words}" + (f" (over {n})" if a.compatible else "")
+
+
 def status_table(sc: Scorecard, link=None) -> str:
     """The artefacts' agreement as a Markdown table (the README's status and docs/results.md):
     per artefact the published cells consistent / differing and their equivalence verdicts, the
@@ -271,7 +294,10 @@ def status_table(sc: Scorecard, link=None) -> str:
     link = link or (lambda name: f"`{name}`")
     head = ("| artefact | the table (joint test) | published cells: consistent / differ "
             "| equivalent / different / undecided (of which unreachable) "
-            "| claims: held / not held / inconclusive | trivial claims held | agreement |\n|---|---|---|---|---|---|---|")
+            "| claims: held / not held / inconclusive | trivial claims held | agreement | over the readings |"
+            "\n|---|---|---|---|---|---|---|---|")
+
+    readings = readings_cell
 
     def table(a):
         if a.table_agrees is None:
@@ -295,7 +321,8 @@ def status_table(sc: Scorecard, link=None) -> str:
 
     def row(a):
         triv = f"{a.trivial_held} / {a.trivial}" if a.trivial else "-"
-        return f"| {link(a.name)} | {table(a)} | {cells(a)} | {eq(a)} | {claims(a)} | {triv} | {a.agreement} |"
+        return (f"| {link(a.name)} | {table(a)} | {cells(a)} | {eq(a)} | {claims(a)} | {triv} | {a.agreement} | "
+                f"{readings(a)} |")
 
     out = []
     for title, arts in (("On the papers' own data", sc.by_data(True)),
@@ -310,7 +337,7 @@ def status_table(sc: Scorecard, link=None) -> str:
         tables = [a for a in arts if a.table_agrees is not None]
         tab = f"{sum(a.table_agrees for a in tables)} of {len(tables)} agree" if tables else "-"
         out += [f"| **all {len(arts)}** | {tab} | {cells(tot)} | {eq(tot)} | {claims(tot)} | "
-                f"{f'{tot.trivial_held} / {tot.trivial}' if tot.trivial else '-'} | |", ""]
+                f"{f'{tot.trivial_held} / {tot.trivial}' if tot.trivial else '-'} | | |", ""]
     not_run = [a for a in sc.artefacts if not a.ran]
     if not_run:
         out += ["**Not run** (their data cannot be had here): " + ", ".join(link(a.name) for a in not_run), ""]
