@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import sys
 from pathlib import Path
 
@@ -12,14 +13,22 @@ from .overrides import did_you_mean, multirun_as_grid, precheck
 
 @contextlib.contextmanager
 def _holding(root: Path):
-    """Hold the output folder for this run (pipeline.outlock); another run in it is a one-line error."""
-    from ..pipeline.outlock import FolderInUse, output_lock
+    """Hold the output folder for this run (pipeline.outlock); another run in it, or an output
+    folder or lock file that cannot be used (a planted link, not a folder), is a one-line error;
+    so is a full disk while the run writes (:class:`~rankrepro.files.WriteFailed`, naming the
+    file where the error does, else the folder)."""
+    from ..files import ReadFailed, WriteFailed
+    from ..pipeline.outlock import FolderInUse, OutputRefused, output_lock
 
     try:
         with output_lock(root):
             yield
-    except FolderInUse as e:
+    except (FolderInUse, OutputRefused) as e:
         raise CliError(str(e)) from None
+    except OSError as e:
+        if isinstance(e, (WriteFailed, ReadFailed)) or e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise WriteFailed(e.filename or root, e) from None
 
 
 def _load(name: str, overrides: list[str], scale: str):
