@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .errors import CliError
 from .overrides import did_you_mean, multirun_as_grid, precheck
+from .paths import writable_out
 
 
 @contextlib.contextmanager
@@ -79,6 +80,8 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
     sweeps of an algorithm's params run as its grid (:func:`multirun_as_grid`); ``exp``: the
     experiment already loaded with these overrides (the arena loads its members first)."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    # never the checkout's root, results/ or figures/ (the workflow's, committed): refused first
+    root = writable_out(out, Path("runs") / "cli" / scale, "run")
     if multirun:
         overrides = multirun_as_grid(overrides)
     if exp is None:
@@ -107,7 +110,6 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
             check_processed(data_path)
         except (OutsideCheckout, ProcessedDataRefused) as e:
             raise CliError(f"{name}: {e}") from None
-    root = Path(out) if out is not None else Path("runs") / "cli" / scale
     # one run per output folder: a second run into it stops here, naming this one's pid
     with _holding(root):
         # every output, placed before anything runs: none may leave root (the catalog's name checks
@@ -220,6 +222,7 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
     under ``out``.  Returns the comparison's record."""
     from ..report.arena import ArenaError, build_comparison, comparison_paths
 
+    root = writable_out(out, Path("runs") / "cli" / scale, "arena")
     arena = _load_arena(family)
     if multirun:
         overrides = multirun_as_grid(overrides)
@@ -234,7 +237,6 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
         entering_cells(arena, loaded_exps)
     except ArenaError as e:
         raise CliError(str(e)) from None
-    root = Path(out) if out is not None else Path("runs") / "cli" / scale
     with _holding(root):  # the whole family, each experiment and the comparison, in one hold
         recs, exps, cells = [], {}, {}
         for name in arena.experiments:
