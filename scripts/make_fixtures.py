@@ -49,7 +49,9 @@ prove nothing about the real logs, so none is made (``--list`` says so).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -232,17 +234,32 @@ FIXTURES = {
 
 
 def make(out: str | Path, names=None, seed: int = 0) -> dict[str, dict]:
-    """Write the fixtures ``names`` (default: all) under ``out``; what was written, per name."""
+    """Write the fixtures ``names`` (default: all) under ``out``; what was written, per name.
+    Every name is checked and every fixture made (in a scratch folder) before a file is written
+    under ``out``, and an existing file is never overwritten: ``FileExistsError`` naming it, and
+    nothing written."""
     out = Path(out)
-    done = {}
-    for name in names or FIXTURES:
+    names = list(names or FIXTURES)
+    for name in names:
         if name in NOT_SPECIFIABLE:
             raise ValueError(f"no fixture for {name}: {NOT_SPECIFIABLE[name]}")
         if name not in FIXTURES:
             raise ValueError(f"no fixture for {name} (fixtures: {', '.join(FIXTURES)})")
-        # a seed of its own per data set: one fixture does not change when another is added
-        rng = np.random.default_rng([seed, sum(name.encode())])
-        done[name] = FIXTURES[name](out, rng)
+    done = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for name in names:
+            # a seed of its own per data set: one fixture does not change when another is added
+            rng = np.random.default_rng([seed, sum(name.encode())])
+            done[name] = FIXTURES[name](Path(scratch), rng)
+        files = sorted(p.relative_to(scratch) for p in Path(scratch).rglob("*") if p.is_file())
+        for rel in files:
+            if os.path.lexists(out / rel):
+                raise FileExistsError(f"{out / rel} exists; refused, nothing written (make_fixtures.py never "
+                                      "overwrites a file: give a new or empty OUT, or remove it)")
+        for rel in files:
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            with open(out / rel, "xb") as f:  # exclusive: a file that appeared meanwhile is not overwritten
+                f.write((Path(scratch) / rel).read_bytes())
     return done
 
 
@@ -259,7 +276,12 @@ def main(argv=None) -> int:
         for name, why in NOT_SPECIFIABLE.items():
             print(f"{name}: no fixture: {why}")
         return 0 if args.list else 2
-    for name, info in make(args.out, args.names, args.seed).items():
+    try:
+        made = make(args.out, args.names, args.seed)
+    except (ValueError, OSError) as e:  # an unknown name, an existing file, a full disk: one line
+        print(f"make_fixtures.py: error: {e}", file=sys.stderr)
+        return 2
+    for name, info in made.items():
         print(f"{Path(args.out) / name}: " + ", ".join(f"{k} {v}" for k, v in info.items() if k != "files"))
     return 0
 

@@ -402,3 +402,50 @@ def test_a_sensitivity_cells_progress_line_gives_its_own_size():
     assert "50000 training rounds" in cell_size_text(exp, "prank")
     assert "5000 training rounds" in cell_size_text(exp, "prank~training_rounds=5000")
     assert "50000" not in cell_size_text(exp, "prank~training_rounds=5000")
+
+
+# -- the command line never writes the committed outputs (issue "Reliability IV", item 2) -----------------
+# Before: `rankrepro run harrington2003/table1 --scale paper --out .` replaced the committed
+# results/report/index.html, rewrote results/harrington2003/table1.* and left a lock in the checkout's
+# root; export and runfiles wrote wherever --out said.  Each command line below ends in a mistake the old
+# code stops at before writing (a typo, an unknown name), so that a regression fails here without
+# touching the checkout; the new code refuses the --out first.
+@pytest.mark.parametrize("argv, where", [
+    (["run", "harrington2003/table1", "--scale", "paper", "--out", ".", "experiment.n_trails=3"], "the checkout itself"),
+    (["run", "harrington2003/table1", "--out", "results", "experiment.n_trails=3"], "inside the committed results/"),
+    (["run", "harrington2003/table1", "--out", "results/../results/x", "experiment.n_trails=3"],
+     "inside the committed results/"),
+    (["run", "harrington2003/table1", "--out", "figures/mine", "experiment.n_trails=3"], "inside the committed figures/"),
+    (["arena", "nosuch_family", "--out", "."], "the checkout itself"),
+    (["export", "nosuch", "--out", "results/export"], "inside the committed results/"),
+    (["export", "nosuch", "--out", "."], "the checkout itself"),
+    (["runfiles", "nosuch/exp", "--out", "figures"], "inside the committed figures/"),
+])
+def test_out_into_the_checkout_or_its_committed_outputs_is_refused(argv, where, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    before = (ROOT / "results/report/index.html").stat().st_mtime_ns
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(f"rankrepro: error: {argv[0]} --out "), err
+    assert where in err and "never writes into the checkout's root, results/ or figures/" in err
+    assert "e.g. the default runs/" in err
+    assert (ROOT / "results/report/index.html").stat().st_mtime_ns == before
+    assert not (ROOT / ".rankrepro.lock").exists()
+
+
+def test_out_through_a_link_into_results_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "out").symlink_to(ROOT / "results" / "harrington2003")
+    assert main(["run", "harrington2003/table1", "--out", str(tmp_path / "out"), "experiment.n_trails=3"]) == 2
+    assert "inside the committed results/" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cmd", ["export", "runfiles", "run"])
+def test_an_empty_out_is_refused(cmd, capsys, monkeypatch):
+    """Before: `export --out ''` wrote DATA_DICTIONARY.md and the tables into the working folder."""
+    monkeypatch.chdir(ROOT)
+    what = {"export": ["export", "nosuch"], "runfiles": ["runfiles", "nosuch/exp"],
+            "run": ["run", "harrington2003/table1", "experiment.n_trails=3"]}[cmd]
+    assert main([*what, "--out", ""]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"rankrepro: error: {cmd} --out '': names no folder") and "\n" not in err, err

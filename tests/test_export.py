@@ -83,3 +83,23 @@ def test_docs_carry_the_data_dictionary():
 
     # regenerate: python -c "from rankrepro.report.export import dictionary_markdown as d; open('docs/export.md', 'w').write(d())"
     assert (ROOT / "docs" / "export.md").read_text() == dictionary_markdown()
+
+
+@pytest.mark.parametrize("scale", ["OUTSIDE", "../paper", "a/b", "smoke.", ""])
+def test_a_scale_that_is_not_a_plain_name_is_refused(scale, tmp_path, capsys, monkeypatch):
+    """Before: `rankrepro export --scale ../../x` read runs/../../x/results, a tree outside the
+    checkout, and exported it."""
+    import os
+
+    from rankrepro.cli import main
+
+    monkeypatch.chdir(ROOT)
+    if scale == "OUTSIDE":  # a results tree outside the checkout, reached from runs/
+        (tmp_path / "x" / "results" / "p").mkdir(parents=True)
+        (ROOT / "runs").mkdir(exist_ok=True)  # the outputs' folder (ignored by git), as after any run
+        scale = os.path.relpath(tmp_path / "x", ROOT / "runs")
+    assert main(["export", "--scale", scale, "--out", str(tmp_path / "ex")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"rankrepro: error: export --scale {scale!r}: a scale is a plain name (letters, digits, _ and -: "
+                   "paper, smoke, ...), read from runs/<scale>/ (paper: results/), never a path"), err
+    assert not (tmp_path / "ex").exists()

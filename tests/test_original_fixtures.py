@@ -110,6 +110,34 @@ def test_the_coactive_user_study_has_no_fixture_and_says_why(tmp_path):
     assert r.returncode == 0 and "coactive-user-study: no fixture" in r.stdout
 
 
+def _script(*args):
+    return subprocess.run([sys.executable, str(ROOT / "scripts/make_fixtures.py"), *map(str, args)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_an_existing_file_is_never_overwritten(tmp_path):
+    """Before: `make_fixtures.py OUT eachmovie` silently replaced a Vote.txt already in OUT/eachmovie/
+    (the real data a user had put there, say)."""
+    (tmp_path / "eachmovie").mkdir()
+    vote = tmp_path / "eachmovie" / "Vote.txt"
+    vote.write_text("the real votes\n")
+    r = _script(tmp_path, "eachmovie")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"make_fixtures.py: error: {vote} exists; refused, nothing written (make_fixtures.py never overwrites a "
+        "file: give a new or empty OUT, or remove it)"], r.stderr
+    assert vote.read_text() == "the real votes\n"
+    assert sorted(p.name for p in (tmp_path / "eachmovie").iterdir()) == ["Vote.txt"]  # nothing else written
+
+
+def test_an_unknown_name_is_one_line_naming_the_fixtures(tmp_path):
+    r = _script(tmp_path, "nosuch")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        f"make_fixtures.py: error: no fixture for nosuch (fixtures: {', '.join(make_fixtures.FIXTURES)})"], r.stderr
+    # checked before anything is written: a good name before it writes nothing either
+    r = _script(tmp_path, "ohsumed-judged", "nosuch")
+    assert r.returncode == 2 and not any(tmp_path.iterdir())
+
+
 def test_the_same_seed_makes_the_same_files(fixtures, tmp_path):
     make_fixtures.make(tmp_path, ["ohsumed-judged"])
     assert (tmp_path / "ohsumed-judged/judged").read_bytes() == (fixtures / "ohsumed-judged/judged").read_bytes()

@@ -158,3 +158,29 @@ def test_tied_scores_trec_eval_orders_by_docid_letor_by_file_order(tmp_path):
     with open(files["ranks_run"]) as f:
         res = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(pytrec_eval.parse_run(f))
     assert [res[q]["map"] for q in ("1", "2", "3")] == pytest.approx([7 / 12, 7 / 12, 0.5], abs=1e-15)
+
+
+# -- the command line's refusals (issue "Reliability IV", item 3) ------------------------------------------
+def test_an_unknown_cell_exits_non_zero_naming_it(tmp_path, capsys, monkeypatch):
+    """Before: `rankrepro runfiles arena/letor_mq2008 --cells rankvsm` printed "no committed cell,
+    skipped" and exited 0."""
+    from rankrepro.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["runfiles", EXPERIMENT, "--cells", "rankvsm", "--out", str(tmp_path / "rf")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"rankrepro: error: no cell 'rankvsm' in {EXPERIMENT} (did you mean 'ranksvm'?)"), err
+    assert "\n" not in err and not (tmp_path / "rf").exists()
+
+
+def test_a_negative_trial_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    """Before: `rankrepro runfiles ... --trials -1` ended in numpy's "expected non-negative integer"
+    traceback (the trial's seed)."""
+    from rankrepro.cli import main
+
+    monkeypatch.chdir(ROOT)
+    assert main(["runfiles", EXPERIMENT, "--cells", CELL, "--trials", "0", "-1", "--out", str(tmp_path / "rf")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("rankrepro: error: runfiles --trials -1: a trial is a number from 0 (the committed cell's "
+                   "trials: 0, 1, ...)"), err
+    assert not (tmp_path / "rf").exists()

@@ -14,6 +14,7 @@ from pathlib import Path
 from .errors import CliError
 from .overrides import did_you_mean, is_sweep, known_keys, multirun_as_grid, precheck
 from .parser import _parser, parse_args
+from .paths import plain_scale, writable_out
 from .run import run_arena, run_experiment, show_arena_config, show_config, _arena, _run
 
 __all__ = ["CliError", "did_you_mean", "is_sweep", "known_keys", "main", "multirun_as_grid", "parse_args",
@@ -135,18 +136,28 @@ def _dispatch(args) -> int:
     elif args.cmd == "report":
         from ..report.html import rebuild_report
 
-        print(rebuild_report(args.scale))
+        print(rebuild_report(plain_scale(args.scale, "report")))
     elif args.cmd == "runfiles":
-        from ..report.runfiles import write_runfiles
+        from ..report.runfiles import UnknownCell, write_runfiles
 
-        done = write_runfiles(args.experiments or None, args.out, cells=args.cells, trials=args.trials,
-                              scale=args.scale)
+        plain_scale(args.scale, "runfiles")
+        if args.trials is not None and min(args.trials) < 0:
+            raise CliError(f"runfiles --trials {min(args.trials)}: a trial is a number from 0 (the committed cell's "
+                           "trials: 0, 1, ...)")
+        out = writable_out(args.out, "runs/runfiles", "runfiles")
+        try:
+            done = write_runfiles(args.experiments or None, out, cells=args.cells, trials=args.trials,
+                                  scale=args.scale)
+        except UnknownCell as e:
+            raise CliError(str(e)) from None
         return 1 if any(w.problem for w in done) else 0
     elif args.cmd == "export":
         from ..pipeline.catalog import output_prefix
         from ..report.export import export
 
-        for path in export(args.out, root=output_prefix(args.scale) or ".", only=args.only or None):
+        plain_scale(args.scale, "export")
+        out = writable_out(args.out, "runs/export", "export")
+        for path in export(out, root=output_prefix(args.scale) or ".", only=args.only or None):
             print(path)
     elif args.cmd == "experiments":
         from ..pipeline.catalog import catalog_jobs, default_cache_dir, load_catalog

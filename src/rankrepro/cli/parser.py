@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="size caps from config/scale/ (default: smoke, a quick run; paper: the paper's sizes)")
     r.add_argument("--jobs", "-j", type=int, default=1, help="trials run in parallel (default: 1)")
     r.add_argument("--out", default=None,
-                   help="output folder (default: runs/cli/<scale>; never the committed results/)")
+                   help="output folder (default: runs/cli/<scale>; never the checkout, its results/ or figures/)")
     _hydra_options(r)
     s = sub.add_parser(
         "data-status", help="each data set: verified, in the mirror, downloadable, absent or replaced",

@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import sys
 from pathlib import Path
 
 from .errors import CliError
 from .overrides import did_you_mean, multirun_as_grid, precheck
+from .paths import writable_out
 
 
 @contextlib.contextmanager
 def _holding(root: Path):
-    """Hold the output folder for this run (pipeline.outlock); another run in it is a one-line error."""
-    from ..pipeline.outlock import FolderInUse, output_lock
+    """Hold the output folder for this run (pipeline.outlock); another run in it, or an output
+    folder or lock file that cannot be used (a planted link, not a folder), is a one-line error;
+    so is a full disk while the run writes (:class:`~rankrepro.files.WriteFailed`, naming the
+    file where the error does, else the folder)."""
+    from ..files import ReadFailed, WriteFailed
+    from ..pipeline.outlock import FolderInUse, OutputRefused, output_lock
 
     try:
         with output_lock(root):
             yield
-    except FolderInUse as e:
+    except (FolderInUse, OutputRefused) as e:
         raise CliError(str(e)) from None
+    except OSError as e:
+        if isinstance(e, (WriteFailed, ReadFailed)) or e.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise WriteFailed(e.filename or root, e) from None
 
 
 def _load(name: str, overrides: list[str], scale: str):
@@ -70,6 +80,8 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
     sweeps of an algorithm's params run as its grid (:func:`multirun_as_grid`); ``exp``: the
     experiment already loaded with these overrides (the arena loads its members first)."""
     log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+    # never the checkout's root, results/ or figures/ (the workflow's, committed): refused first
+    root = writable_out(out, Path("runs") / "cli" / scale, "run")
     if multirun:
         overrides = multirun_as_grid(overrides)
     if exp is None:
@@ -98,7 +110,6 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
             check_processed(data_path)
         except (OutsideCheckout, ProcessedDataRefused) as e:
             raise CliError(f"{name}: {e}") from None
-    root = Path(out) if out is not None else Path("runs") / "cli" / scale
     # one run per output folder: a second run into it stops here, naming this one's pid
     with _holding(root):
         # every output, placed before anything runs: none may leave root (the catalog's name checks
@@ -211,6 +222,7 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
     under ``out``.  Returns the comparison's record."""
     from ..report.arena import ArenaError, build_comparison, comparison_paths
 
+    root = writable_out(out, Path("runs") / "cli" / scale, "arena")
     arena = _load_arena(family)
     if multirun:
         overrides = multirun_as_grid(overrides)
@@ -225,7 +237,6 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
         entering_cells(arena, loaded_exps)
     except ArenaError as e:
         raise CliError(str(e)) from None
-    root = Path(out) if out is not None else Path("runs") / "cli" / scale
     with _holding(root):  # the whole family, each experiment and the comparison, in one hold
         recs, exps, cells = [], {}, {}
         for name in arena.experiments:

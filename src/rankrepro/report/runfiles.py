@@ -69,6 +69,10 @@ class RunFileError(Exception):
     """A rerun trial does not give the committed values: no run file for it."""
 
 
+class UnknownCell(LookupError):
+    """A cell asked for (``cells``) that none of the experiments has."""
+
+
 @dataclass
 class TrialRun:
     """One trial rerun: the selected step's test scores and what they are scored against."""
@@ -357,15 +361,26 @@ def write_runfiles(names: Iterable[str] | None = None, out: str | Path = "runs/r
     another scale: ``runs/<scale>/results/``, as the workflow writes it; ``root`` overrides
     where).  The processed data are read from ``data_path`` or ``data/processed/`` of the
     working folder.  A trial whose rerun does not give the committed values is reported
-    (``problem``) and written nowhere."""
+    (``problem``) and written nowhere; a cell of ``cells`` that none of the experiments has is
+    :class:`UnknownCell`, before anything runs."""
+    import difflib
+
     from ..pipeline.catalog import output_prefix
     from ..pipeline.runner import default_data_path
 
     root = Path(root) if root is not None else Path(output_prefix(scale) or ".")
     out = Path(out)
+    exps = [committed_experiment(name, root, scale) for name in (list(names) if names else ranking_experiments(root))]
+    known = sorted({c.id for exp in exps for c in exp.all_cells})
+    for cid in cells or []:
+        if cid not in known:
+            near = difflib.get_close_matches(cid, known, n=1)
+            raise UnknownCell(f"no cell {cid!r} in {', '.join(e.name for e in exps) or 'any LETOR experiment'}"
+                              + (f" (did you mean {near[0]!r}?)" if near else "")
+                              + f": the cells are the files of {root / 'results' / '<paper>' / '<artefact>' / 'cells'}")
     done: list[Written] = []
-    for name in (list(names) if names else ranking_experiments(root)):
-        exp = committed_experiment(name, root, scale)
+    for exp in exps:
+        name = exp.name
         dp = data_path or default_data_path(exp)
         want_cells = list(cells) if cells else [c.id for c in exp.all_cells]
         for cid in want_cells:
@@ -395,6 +410,6 @@ def write_runfiles(names: Iterable[str] | None = None, out: str | Path = "runs/r
     return done
 
 
-__all__ = ["RANKING_PROTOCOLS", "RunFileError", "TrialRun", "check_against", "committed_experiment",
+__all__ = ["RANKING_PROTOCOLS", "RunFileError", "TrialRun", "UnknownCell", "check_against", "committed_experiment",
            "fold_test_docids", "ranked", "ranking_experiments", "read_eval", "rerun_trial", "tie_queries",
            "write_runfiles", "write_trial"]
