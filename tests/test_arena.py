@@ -197,7 +197,7 @@ def test_committed_comparisons_are_their_committed_cells(path):
     again = json.loads(json.dumps(again))  # as written: tuples become lists
     for key in ("friedman", "nemenyi"):
         assert again[key] == pytest.approx(rec[key]), key
-    for key in ("learners", "pairwise", "groups", "block_names"):
+    for key in ("learners", "pairwise", "groups", "block_names", "description", "notes"):
         assert again[key] == rec[key], key
     assert (ROOT / "figures" / "arena" / "comparison" / f"cd_{rec['family']}.png").is_file()
 
@@ -224,3 +224,44 @@ def test_a_learner_joins_an_experiment_by_an_override(tmp_path):
         finally:
             sys.path.remove(str(tmp_path))
     assert err.value.key == "algorithms.mine._target_" and "lacks method" in str(err.value)
+
+
+def test_the_comparisons_text_counts_the_learners_it_compares():
+    """A learner added to the online family (`rankrepro arena online +algorithms...`) makes 11
+    learners and 55 pairs: the record's description and notes say so, not the family file's
+    "ten online ordinal learners" and "45 pairs" (the committed records keep their text:
+    test_committed_comparisons_are_their_committed_cells)."""
+    arena = load_arena("online", CONFIG)
+    mine = ['+algorithms.mine={estimator: prank, label: "mine", params: {}}']
+    exps = {n: load_experiment(n, "smoke", config_dir=CONFIG, overrides=mine) for n in arena.experiments}
+    rng = np.random.default_rng(3)
+    trials = {n: pd.DataFrame([{"cell": c.id, "algorithm": c.algorithm, "trial": tr, "metric": "online_rank_loss",
+                                "round": 400, "value": float(rng.uniform(0.5, 1.5))}
+                               for c in e.cells for tr in range(2)]) for n, e in exps.items()}
+    rec = compare(arena, exps, trials)
+    k = len(rec["learners"])
+    assert k == 11 and len(rec["pairwise"]) == 55
+    text = " ".join([rec["description"], *rec["notes"]])
+    assert "The eleven online ordinal learners" in text and "Holm-corrected over the 55 pairs" in text
+    assert "ten online" not in text and "45 pairs" not in text
+
+
+def test_an_arena_report_shows_the_cd_diagram_and_no_replication_scorecard(tmp_path):
+    """What `rankrepro arena` writes as its report (the family's comparison and the arena's
+    experiments, no paper's artefact): the critical-difference diagram embedded in the
+    comparison's section, and no scorecard of replications ("0 of 0 artefacts reproduced")."""
+    from rankrepro.cli.run import arena_report_figures
+    from rankrepro.report.arena import comparison_paths
+    from rankrepro.report.html import build_report
+
+    paths = comparison_paths(ROOT, "online")
+    pngs = arena_report_figures(ROOT, [], paths)
+    assert pngs == {"comparison/cd_online": str(paths["png"])}
+    out = tmp_path / "results" / "report" / "index.html"
+    build_report([str(paths["json"])], pngs, out, "paper", roots=[ROOT, tmp_path])
+    page = out.read_text()
+    section = page[page.index('id="arena-comparison-online"'):]
+    section = section[:section.index("</section>")]
+    assert '<img alt="critical-difference diagram" src="data:image/png;base64,' in section
+    assert 'id="scorecard"' not in page and "artefacts on the papers' own data reproduced" not in page
+    assert 'id="no-scorecard"' in page

@@ -27,6 +27,17 @@ class Unchecked(MarginPRank):
         self.step = step
 
 
+class GlobalRandom(MarginPRank):
+    """Explores: a tenth of its online predictions are drawn from NumPy's global random state,
+    not from a seed hyperparameter; its final rule (predict) is MarginPRank's, deterministic."""
+
+    def _online(self, X, y):
+        out = super()._online(X, y)
+        explore = np.random.random(len(out)) < 0.1
+        out[explore] = np.random.randint(1, self.n_ranks + 1, size=int(explore.sum()))
+        return out
+
+
 class NoOnline:
     """No learner at all."""
 
@@ -61,6 +72,15 @@ def test_a_learner_that_mutates_its_input_fails_that_check_only(module, capsys):
     out = capsys.readouterr().out
     failed = [ln for ln in out.splitlines() if ln.startswith("FAIL")]
     assert len(failed) == 1 and "inputs unchanged" in failed[0] and "modified in place" in failed[0]
+
+
+def test_online_predictions_from_the_global_random_state_fail_the_same_seed_check(module, capsys):
+    """predict alone is the same for two fits; the online predictions fit_online returns (what
+    the online protocol scores) are not, and the check compares them too."""
+    assert main(["check-learner", f"{module}.GlobalRandom"]) == 1
+    out = capsys.readouterr().out
+    failed = [ln for ln in out.splitlines() if ln.startswith("FAIL")]
+    assert len(failed) == 1 and "same seed, same result" in failed[0] and "fit_online" in failed[0], out
 
 
 def test_a_hyperparameter_without_constraint_fails(module, capsys):

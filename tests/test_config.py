@@ -146,7 +146,7 @@ def test_catalog_composed_in_processes_is_the_one_composed_in_one(tmp_path, conf
 
 
 def test_new_experiment_needs_no_code(tmp_path, config_dir):
-    """The README's example: OAP-BPM with tau = 0.05 as a new artefact."""
+    """docs/configs.md's example: OAP-BPM with tau = 0.05 as a new artefact."""
     cfg = _copy_config(tmp_path, config_dir)
     (cfg / "experiment" / "harrington2003" / "bpm_tau005.yaml").write_text(NEW_EXPERIMENT)
     # composed and checked alone (the whole catalog with it, and its cells planned by the

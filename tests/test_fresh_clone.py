@@ -1,5 +1,5 @@
 """A fresh clone with the committed paper-scale results recomputes nothing (reruns follow the
-cells' fingerprints, not file times); adding the README's example experiment and editing one
+cells' fingerprints, not file times); adding docs/configs.md's example experiment and editing one
 grid value plan exactly the new cells; and a change to the code plans exactly the cells
 computed by that code (issue 26): a real change to PRank's module does, a comment-only change
 to another learner's module and a change to the report's code plan nothing.  All on one
@@ -23,9 +23,9 @@ SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 #: the learners defined in algorithms/prank.py (written out by hand: what the imports must give)
 PRANK_MODULE = {"prank", "si_prank", "no_prank", "mu_prank", "voted_prank"}
 
-# the README's example (section "Example: OAP-BPM with tau = 0.05"), as written there
-README_EXAMPLE = re.search(r"Create `config/experiment/harrington2003/bpm_tau005.yaml`:\n\n```yaml\n(.*?)```",
-                           (ROOT / "README.md").read_text(), re.S)
+# docs/configs.md's example (section "Example: OAP-BPM with tau = 0.05 (a new artefact)"), as written there
+CONFIGS_EXAMPLE = re.search(r"Create `config/experiment/harrington2003/bpm_tau005.yaml`:\n\n```yaml\n(.*?)```",
+                           (ROOT / "docs" / "configs.md").read_text(), re.S)
 
 
 def _env(clone: Path) -> dict:
@@ -106,15 +106,15 @@ def test_fresh_clone_plans_no_cell(clone):
 
 
 def test_new_experiment_and_edited_grid_run_exactly_their_cells(clone):
-    """The README's example experiment added and one grid value of Table 1 edited, in one dry
+    """docs/configs.md's example experiment added and one grid value of Table 1 edited, in one dry
     run: the example's two cells and the edited cell (with its sensitivity twin), nothing else."""
-    assert README_EXAMPLE, "the README's example experiment is gone"
+    assert CONFIGS_EXAMPLE, "docs/configs.md's example experiment is gone"
     path = clone / "config/experiment/harrington2003/bpm_tau005.yaml"
     t1 = clone / "config/experiment/harrington2003/table1.yaml"
     orig = t1.read_text()
     edited = orig.replace("grid: {eta: [0.2, 0.1, 0.05, 0.01]}", "grid: {eta: [0.2, 0.1, 0.05, 0.02]}")
     assert edited != orig, "Table 1's WH grid is not the one this test edits"
-    path.write_text(README_EXAMPLE.group(1))
+    path.write_text(CONFIGS_EXAMPLE.group(1))
     t1.write_text(edited)
     try:
         cells, records = _planned_cells(clone)

@@ -1,4 +1,4 @@
-"""docs/your-learner.md, run as written: its Python block is the learner file, written to a
+"""The tutorial of docs/own_learner.md (its section "Tutorial"), run as written: its Python block is the learner file, written to a
 temporary home folder, and its shell blocks are run in order from the checkout (smoke scale),
 so the tutorial and the code cannot drift apart."""
 import json
@@ -16,12 +16,16 @@ from conftest import NO_MIRROR, data_mirror
 pytestmark = pytest.mark.long
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "your-learner.md"
+DOC = ROOT / "docs" / "own_learner.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 
 
 def blocks() -> list[tuple[str, str]]:
-    return BLOCK.findall(DOC.read_text())
+    """The code blocks of the page's tutorial (the reference after it shows config and shell
+    fragments that are not steps to run)."""
+    text = DOC.read_text()
+    assert "\n## Tutorial\n" in text and "\n## Reference\n" in text, "docs/own_learner.md lost its Tutorial or Reference"
+    return BLOCK.findall(text.split("\n## Tutorial\n", 1)[1].split("\n## Reference\n", 1)[0])
 
 
 def test_the_tutorial_has_its_steps():
@@ -29,7 +33,7 @@ def test_the_tutorial_has_its_steps():
     assert kinds.count("python") == 1
     sh = "\n".join(b for k, b in blocks() if k == "sh")
     for step in ("rankrepro check-learner", "rankrepro run ", "rankrepro arena online", "comparison/online.md"):
-        assert step in sh, f"docs/your-learner.md no longer shows `{step}`"
+        assert step in sh, f"docs/own_learner.md no longer shows `{step}`"
     # each run writes to a folder of its own: a second run into one folder replaces the first's report
     outs = re.findall(r"--out\s+(\S+)", sh)
     assert len(outs) == sh.count("--out") >= 2 and len(set(outs)) == len(outs), outs
@@ -51,10 +55,10 @@ def test_the_tutorial_runs_as_written(tmp_path, repo_data):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(body)
             continue
-        assert kind == "sh", f"docs/your-learner.md: a code block of kind {kind!r} the test cannot run"
+        assert kind == "sh", f"docs/own_learner.md: a code block of kind {kind!r} the test cannot run"
         r = subprocess.run(["bash", "-euo", "pipefail", "-c", body], cwd=ROOT, env=env, capture_output=True,
                            text=True, timeout=600)
-        assert r.returncode == 0, f"docs/your-learner.md block failed:\n{body}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
+        assert r.returncode == 0, f"docs/own_learner.md block failed:\n{body}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
         outputs.append(r.stdout)
     # step 2: every check passed
     assert "averaged_prank.AveragedPRank:" in outputs[0] and "FAIL" not in outputs[0]

@@ -16,8 +16,9 @@ them run and each says what it found.  The checks, per family (``online``, ``ran
   uses checked as in a run (:mod:`rankrepro.pipeline.learner_checks`: shape, finite, integer
   ranks in 1..n_ranks): second, so that a bad output is the first failure named;
 * ``inputs unchanged``: fit and predict leave their arrays as they were;
-* ``same seed, same result``: two fits from the same seed predict the same, and a refit of
-  the same instance forgets the first fit;
+* ``same seed, same result``: two fits from the same seed predict the same (online: their
+  ``fit_online`` predictions too, which the protocol scores), and a refit of the same instance
+  forgets the first fit;
 * ``clone``: ``clone()`` (and scikit-learn's ``clone``) give an unfitted learner with the same
   parameters that refuses to predict (``NotFittedError``), and the repr rebuilds it;
 * ``pickling``: a fitted learner predicts the same after a pickle round trip;
@@ -137,6 +138,11 @@ def check_inputs_unchanged(cls, family):
 
 
 def check_same_seed(cls, family):
+    if family == "online":  # the online protocol scores the predictions fit_online makes, not only predict's
+        (X, y), _ = toy(family, np.random.default_rng(3))
+        _same(small(cls).fit_online(X.copy(), y.copy()), small(cls).fit_online(X.copy(), y.copy()),
+              "two online runs (fit_online) from the same seed and data predict differently (randomness not drawn "
+              "from the seed hyperparameter, e.g. NumPy's global random state?)")
     a, args = _fitted(cls, family, np.random.default_rng(3))
     b, _ = _fitted(cls, family, np.random.default_rng(3))
     _same(a.predict(*args), b.predict(*args), "two fits from the same seed and data predict differently")
@@ -144,6 +150,9 @@ def check_same_seed(cls, family):
     a.fit(*toy(family, np.random.default_rng(3))[0])
     _same(a.predict(*args), first, "refitting the same instance does not give the first fit's predictions "
                                    "(state kept from the first fit?)")
+    if family == "online":
+        return ("same seed and data, same online (fit_online) and final (predict) predictions; a refit forgets "
+                "the first fit")
     return "same seed and data, same predictions; a refit forgets the first fit"
 
 

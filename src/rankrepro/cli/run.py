@@ -252,10 +252,19 @@ def run_arena(family: str, overrides: list[str], scale: str = "smoke", jobs: int
         from ..report.html import build_report
 
         jsons = [str(root / "results" / r["paper"] / f"{r['artefact']}.json") for r in recs] + [str(paths["json"])]
-        pngs = {f"{r['paper']}/{r['figure_file']}": str(root / "figures" / r["paper"] / f"{r['figure_file']}.png")
-                for r in recs if r.get("figure_file")}
-        build_report(jsons, pngs, root / "results" / "report" / "index.html", scale, roots=[root])
+        build_report(jsons, arena_report_figures(root, recs, paths), root / "results" / "report" / "index.html",
+                     scale, roots=[root])
         return rec
+
+
+def arena_report_figures(root: Path, recs: list[dict], paths: dict[str, Path]) -> dict[str, str]:
+    """The figures an arena run's report embeds, keyed as :func:`~rankrepro.report.html.build_report`
+    looks them up: each data set's figure, and the family's critical-difference diagram
+    (``comparison/cd_<family>``, as the workflow's report job names it)."""
+    pngs = {f"{r['paper']}/{r['figure_file']}": str(root / "figures" / r["paper"] / f"{r['figure_file']}.png")
+            for r in recs if r.get("figure_file")}
+    pngs[f"comparison/{paths['png'].stem}"] = str(paths["png"])
+    return pngs
 
 
 def _arena(args) -> int:

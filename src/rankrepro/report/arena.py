@@ -18,6 +18,7 @@ and ``figures/arena/comparison/cd_<family>.png`` (beside the members' own record
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,37 @@ def dataset_name(exp: Experiment) -> str:
     return str(d.name) if d.original else f"{d.name} (substitute)"
 
 
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+          "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+_NUMBER = r"(\d+|" + "|".join(_WORDS) + r")"
+
+
+def _word(n: int) -> str:
+    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+
+
+def counted(text: str, k: int, cd: float) -> str:
+    """A family file's text with the counts it states made the record's: the family's files
+    count its own learners ("the ten online ordinal learners", "all six models'", "Holm-corrected
+    over the 45 pairs", "critical difference for ten learners (7.8 ranks of the possible 9)"),
+    and a learner added by an override (``rankrepro arena``) makes them ``k`` learners, k(k-1)/2
+    pairs and another CD.  For the family as its files define it the text is unchanged.
+
+    >>> counted("The ten online ordinal learners; Holm-corrected over the 45 pairs.", 11, 8.1)
+    'The eleven online ordinal learners; Holm-corrected over the 55 pairs.'
+    """
+    def number(m: re.Match, value: int) -> str:
+        was = m.group(2)
+        now = str(value) if was.isdigit() else _word(value)
+        return m.group(1) + (now[0].upper() + now[1:] if was[0].isupper() else now) + m.group(3)
+
+    text = re.sub(r"(\b)" + _NUMBER + r"( online ordinal learners\b)", lambda m: number(m, k), text, flags=re.I)
+    text = re.sub(r"(\ball )" + _NUMBER + r"( (?:learners|models|rankers)')", lambda m: number(m, k), text)
+    text = re.sub(r"(\bover the )" + _NUMBER + r"( pairs\b)", lambda m: number(m, k * (k - 1) // 2), text)
+    return re.sub(r"(critical difference for )" + _NUMBER + r" learners \(\d+(?:\.\d+)? ranks of the possible \d+\)",
+                  lambda m: f"{m.group(1)}{_word(k)} learners ({cd:.1f} ranks of the possible {k - 1})", text)
+
+
 def compare(arena: Arena, exps: dict[str, Experiment], trials: dict[str, pd.DataFrame],
             datasets: dict[str, str] | None = None) -> dict:
     """The comparison's record from each member's per-trial cell table (``trials[name]``, the
@@ -243,9 +275,10 @@ def compare(arena: Arena, exps: dict[str, Experiment], trials: dict[str, pd.Data
     order = sorted(range(k), key=lambda j: fr.avg_ranks[j])
     return {
         "name": f"arena/{arena.family}", "paper": "arena", "artefact": arena.family, "kind": "comparison",
-        "status": "compared", "family": arena.family, "title": arena.title, "description": arena.description,
+        "status": "compared", "family": arena.family, "title": arena.title,
+        "description": counted(arena.description, k, cd),
         "scale": first.scale, "metric": arena.metric, "better": arena.better, "blocks": arena.blocks,
-        "alpha": arena.alpha, "notes": arena.notes, "config": arena.text,
+        "alpha": arena.alpha, "notes": [counted(n, k, cd) for n in arena.notes], "config": arena.text,
         "experiments": [{"name": n, "dataset": datasets[n], "n_trials": exps[n].n_trials,
                          "seed": int(exps[n].cfg.experiment.seed)} for n in arena.experiments],
         "learners": [learner_rows[j] for j in order],

@@ -46,11 +46,29 @@ _PANEL_TITLE_CHARS = 62
 
 
 #: what a learner the paper's figure does not draw looks like beside the paper's learners: a
-#: colour of its own (unless its entry gives one), a dashed line and hollow markers, and
-#: ``ADDED`` after its label in the legend
+#: colour and marker of its own (unless its entry gives them, :func:`added_style`), a dashed
+#: line and hollow markers, and ``ADDED`` after its label in the legend
 ADDED = " (added)"
-_ADDED_COLORS = ("#e6194b", "#3cb44b", "#911eb4", "#f58231", "#46f0f0", "#f032e6", "#808000", "#000075")
-_ADDED_MARKERS = ("*", "p", "<", ">", "8", "d", "H", "x")
+#: the added learners' colours: hues the paper learners' colours (config/algorithm/, the tab10
+#: palette) leave free, at least 24 degrees from each (lime 85, jade 153, indigo 240), none grey
+_ADDED_COLORS = ("#5da000", "#00a058", "#2828c8")
+#: the added learners' markers: shapes no paper learner's marker has (pentagon, triangles left
+#: and right; not "8" or "H", which read as the papers' "o" and "h")
+_ADDED_MARKERS = ("p", "<", ">")
+#: a paper learner whose config gives no colour
+_PAPER_FALLBACK_COLOR = "#444444"
+
+
+def added_style(j: int) -> tuple[str, str]:
+    """(colour, marker) of the ``j``-th added learner of a figure: the nine pairs of the three
+    added colours and three added markers, each differing from the paper learners' in both
+    colour family and marker, in an order that changes both from one learner to the next.
+
+    >>> added_style(0), added_style(1), added_style(3)
+    (('#5da000', 'p'), ('#00a058', '<'), ('#5da000', '<'))
+    """
+    n = len(_ADDED_COLORS)
+    return _ADDED_COLORS[j % n], _ADDED_MARKERS[(j + j // n) % len(_ADDED_MARKERS)]
 
 
 def named_algorithms(exp: Experiment) -> set[str]:
@@ -109,9 +127,8 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
             per_alg[c.algorithm] = i + 1
             x = s["round"].astype(float).to_numpy()
             if c.algorithm in added:
-                j = added.index(c.algorithm)
-                color = a.get("color") or _ADDED_COLORS[j % len(_ADDED_COLORS)]
-                base = a.get("marker") or _ADDED_MARKERS[j % len(_ADDED_MARKERS)]
+                color, base = added_style(added.index(c.algorithm))
+                color, base = a.get("color") or color, a.get("marker") or base
                 marker = base if not i else [m for m in _MARKERS if m != base][(i - 1) % (len(_MARKERS) - 1)]
                 line, = ax.plot(x, s["mean"], label=c.label + ADDED, color=shades(color, n_alg[c.algorithm])[i],
                                 marker=marker, markerfacecolor="white", linestyle=(0, (6, 2, 1, 2)) if i else "--",
@@ -120,7 +137,7 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
                 # the cells of one algorithm (a swept value each) share its colour; line style and
                 # marker tell them apart
                 marker = a.marker if not i else [m for m in _MARKERS if m != a.marker][(i - 1) % (len(_MARKERS) - 1)]
-                line, = ax.plot(x, s["mean"], label=c.label, color=shades(a.color or _ADDED_COLORS[-1], n_alg[c.algorithm])[i],
+                line, = ax.plot(x, s["mean"], label=c.label, color=shades(a.color or _PAPER_FALLBACK_COLOR, n_alg[c.algorithm])[i],
                                 marker=marker, linestyle=_LINESTYLES[i % len(_LINESTYLES)] if i else a.linestyle,
                                 markevery=max(1, len(x) // 10), markersize=5, linewidth=1.6)
             ax.fill_between(x, s["low"], s["high"], color=line.get_color(), alpha=0.18, linewidth=0)
