@@ -352,6 +352,13 @@ def check_readings(rec, cfg, cells: Cells, report):
                 continue
             tt = table_test(judged)
             report["readings_checked"] += 1
+            mv_row = next((r for r in (rec.get("multiverse") or {}).get("list", [])
+                           if r["reading"] == v.get("reading")), None)
+            if mv_row is not None:  # each published cell's verdict under this reading
+                ours_cells = {f"{row['label']} {row['metric']}": o["verdict"] for row, o in zip(rows, judged)}
+                bad = {k: (x, ours_cells.get(k)) for k, x in mv_row["cells"].items() if ours_cells.get(k) != x}
+                if bad:
+                    report["disagreements"].append(f"reading {mv_row['key']}: cell verdicts record vs ours {bad}")
             if close(tt["p"], theirs["p"]) and tt["agrees"] == theirs["agrees"]:
                 report["readings_agree"] += 1
             else:
@@ -497,6 +504,23 @@ def recompute_claim(claim_cfg, rec, cells: Cells):
             qa = cells.frame(a, qm).groupby("round")["value"].mean()
             qb = cells.frame(b, qm).groupby("round")["value"].mean()
             pl, pg = one_sided(qa, qb)
+            fm = "fold_" + metric
+            try:
+                fa = cells.frame(a, fm).groupby("round")["value"].mean()
+                fb = cells.frame(b, fm).groupby("round")["value"].mean()
+            except FileNotFoundError:
+                fa = fb = None
+            if fa is not None and len(fa) >= 2 and set(qa.index) == set(qb.index):
+                # the queries of a fold share its model: the design effect of the folds (cluster-robust
+                # variance over the naive one, at least 1) widens the se; df the effective n - 1
+                d = (qa - qb.loc[qa.index]).to_numpy()
+                fd = (fa - fb.loc[fa.index]).to_numpy()
+                n, g = len(d), len(fd)
+                deff = max(1.0, (np.var(fd, ddof=1) / g) / (np.var(d, ddof=1) / n))
+                if deff > 1.0:
+                    tstat = d.mean() / np.sqrt(np.var(d, ddof=1) / n * deff)
+                    df = max(n / deff - 1.0, 1.0)
+                    pl, pg = float(stats.t.cdf(tstat, df)), float(stats.t.sf(tstat, df))
             held.append(pl)
             opposite.append(pg)
             continue

@@ -129,3 +129,31 @@ def test_an_exact_computation_compares_its_one_value():
     t["round"] = t["round"].astype("Int64")
     c = next(x for x in exp.cfg.experiment.claims if x.id == "same_q_different_ndcg")
     assert decide(exp, c, t).verdict == "held"
+
+
+def test_queries_of_a_fold_carry_its_design_effect():
+    """Per-query differences whose folds shift together: the design effect of the folds widens
+    the test (scipy's t on the effective number of queries), and is 1 where the folds agree."""
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    from rankrepro.claims.testing import less, less_by_folds
+
+    rng = np.random.default_rng(5)
+    fold = np.repeat(np.arange(1, 6), 20)
+    shift = np.array([0.05, -0.04, 0.06, -0.05, 0.03])[fold - 1]
+    x = pd.Series(0.30 + shift + rng.normal(0, 0.02, 100) - 0.004, index=np.arange(100))
+    y = pd.Series(0.30 + shift * 0.2 + rng.normal(0, 0.02, 100), index=np.arange(100))
+    fx, fy = x.groupby(fold).mean(), y.groupby(fold).mean()
+    fx.index = fy.index = np.arange(1, 6)
+    t = less_by_folds(x, y, fx, fy, "x < y")
+    d = (x - y).to_numpy()
+    deff = max(1.0, (np.var((fx - fy).to_numpy(), ddof=1) / 5) / (np.var(d, ddof=1) / 100))
+    assert deff > 2 and t.deff == pytest.approx(deff)
+    stat = d.mean() / np.sqrt(np.var(d, ddof=1) / 100 * deff)
+    assert t.p_less == pytest.approx(stats.t.cdf(stat, 100 / deff - 1))
+    assert t.p_less > less(x, y, "x < y").p_less  # wider than the naive test
+    # folds that agree: no design effect, the plain paired test
+    flat = less_by_folds(x, y, fx * 0 + 0.3, fy * 0 + 0.3, "x < y")
+    assert flat.deff == 1.0 and flat.p_less == less(x, y, "x < y").p_less

@@ -82,9 +82,10 @@ class Less(ClaimKind):
                     qa, qb = ((units.query_values(ctx.trials, a.id, metric), units.query_values(ctx.trials, b.id, metric))
                               if by_queries else (None, None))
                     if qa is not None and qb is not None:
-                        # paired over the test queries of the five folds (claims/units.py)
-                        tests.append(testing.less(fac * qa, qb, where))
+                        # paired over the test queries of the five folds (claims/units.py), with the
+                        # design effect of the folds their queries share
                         fa, fb = units.fold_values(ctx.trials, a.id, metric), units.fold_values(ctx.trials, b.id, metric)
+                        tests.append(testing.less_by_folds(fac * qa, qb, None if fa is None else fac * fa, fb, where))
                         if fa is not None and fb is not None:
                             fold_tests.append(testing.less(fac * fa, fb, where))
                     else:
@@ -113,9 +114,14 @@ class Less(ClaimKind):
         if not by_queries:
             return testing.tested(c, ev + ratios, testing.combine(tests), 1 - len(fails) / checks)
         n_q = max((t.n for t in tests), default=0)
+        deffs = [t.deff for t in tests]
         r = testing.tested(c, f"{ev}{ratios}; tested over the {n_q} test queries of the five folds (each query's "
-                              "value averaged over the seeds)", testing.combine(tests), 1 - len(fails) / checks)
+                              "value averaged over the seeds), the queries of a fold counted with the design effect of "
+                              f"the folds (deff {min(deffs):.2f}-{max(deffs):.2f}, effective n "
+                              f"{n_q / max(deffs):.0f}-{n_q / min(deffs):.0f})", testing.combine(tests),
+                           1 - len(fails) / checks)
         r.stats["unit"] = "queries"
+        r.stats["deff"] = [float(x) for x in deffs]
         if fold_tests:
             fo = testing.combine(fold_tests)
             r.stats["by_fold"] = {"p_held": fo.p_held, "p_opposite": fo.p_opposite, "p": fo.p, "tests": fo.tests}

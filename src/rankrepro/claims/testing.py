@@ -47,6 +47,8 @@ class Test:
     n: int
     paired: bool
     diffs: np.ndarray | None = None  # the paired differences lhs - rhs (for the power)
+    #: the design effect the test carries (queries that share a fold's model: :func:`less_by_folds`)
+    deff: float = 1.0
 
     @property
     def p_claim(self) -> float:
@@ -143,6 +145,32 @@ def less(x: pd.Series, y: pd.Series, what: str) -> Test:
     return Test(what, welch_t_greater(b, a), welch_t_greater(a, b), min(len(a), len(b)), False)
 
 
+def less_by_folds(x: pd.Series, y: pd.Series, fx: pd.Series | None, fy: pd.Series | None, what: str) -> Test:
+    """:func:`less` paired over the test queries, which are not independent: the queries of a
+    fold share the model trained on it.  The design effect of the folds, deff = (var of the fold
+    differences / G) / (var of the query differences / N) (the cluster-robust variance of the mean
+    difference over its naive one, with the G folds as equal clusters; at least 1), widens the
+    standard error by sqrt(deff), and the t-test takes N / deff - 1 degrees of freedom (the
+    effective number of queries).  Without fold values (or with deff = 1) it is :func:`less`."""
+    t = less(x, y, what)
+    if fx is None or fy is None or not t.paired or t.diffs is None or len(t.diffs) < 3:
+        return t
+    fd = (fx - fy).dropna().to_numpy(float)
+    d = t.diffs
+    n, g = len(d), len(fd)
+    vq = float(np.var(d, ddof=1)) / n
+    if g < 2 or not vq > 0:
+        return t
+    deff = max(1.0, (float(np.var(fd, ddof=1)) / g) / vq)
+    if deff == 1.0:
+        return t
+    from ..stats import t_sf
+
+    df = max(n / deff - 1.0, 1.0)
+    stat = float(np.mean(d)) / math.sqrt(vq * deff)
+    return Test(what, t_sf(df, -stat), t_sf(df, stat), n, True, d, deff)
+
+
 @dataclass
 class Outcome:
     """What a claim's tests give before the family's adjustment."""
@@ -221,6 +249,9 @@ def adjust(results: list, alpha: float = ALPHA, others=(), name: str = "") -> No
             # (the claim's p is two-sided), divided by the comparisons for a reversal
             level = alpha / (m - rank[i]) / 2.0 / bonf
             st["n_needed"] = paired_power(diffs, level, POWER)
+            deff = o.deciding.deff
+            if st["n_needed"] and deff > 1.0:  # the queries a fold shares count for fewer
+                st["n_needed"] = int(math.ceil(st["n_needed"] * deff))
         r.evidence += (f"; Holm over the {m} tested claims of the paper: p = {pa:.3g}"
                        + (f"; about {st['n_needed']} {st.get('unit', 'trials')} would decide it (80% power)"
                             if st["n_needed"] else ""))

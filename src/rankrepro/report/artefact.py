@@ -217,7 +217,10 @@ def multiverse_markdown(mvs: dict | None) -> list[str]:
         cs = mvs["confidence_set"]
         lines.append("Readings compatible with the paper's table (its joint test at 5%, each reading tested once; "
                      "the 95% confidence set of readings, not corrected for the search): "
-                     + (f"{{{'; '.join(md_text(k) for k in cs)}}}." if cs else f"none of the {n} readings is compatible."))
+                     + (f"{{{'; '.join(md_text(k) for k in cs)}}}." if cs else f"none of the {n} readings is compatible.")
+                     + ("" if not (mvs.get("power") or {}).get("detectable_low") else
+                        f" The test detects (80% power, main reading) a gap of {mvs['power']['detectable_low']:.3g} "
+                        f"in its best-measured cell, {mvs['power']['detectable_high']:.3g} in its least."))
     where = "over the confidence set" if mvs["over"] == "confidence set" else f"over the {n} readings"
     lines += [f"The artefact's word {_share(mvs['word'], where)}.", ""]
     for c in mvs["claims"]:
@@ -404,9 +407,11 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "sensitivity": sens,
         # the readings of the open choices under which the published table agrees as a whole
         **({"readings": rd} if tt and (rd := compatible_readings(sens)) else {}),
-        # every verdict over the readings of the crossed choices (pipeline/multiverse.py)
-        **({"multiverse": mvs} if (mvs := multiverse_summary(
-            sens, claims, not reference_only, list(e.multiverse.cross) if e.get("multiverse") is not None else None))
+        # every verdict over the readings of the crossed choices (pipeline/multiverse.py), with the
+        # joint test's power (main reading) beside the confidence set
+        **({"multiverse": {**mvs, "power": None if not tt else {k: tt[k] for k in ("detectable_low", "detectable_high")}}}
+           if (mvs := multiverse_summary(sens, claims, not reference_only,
+                                         list(e.multiverse.cross) if e.get("multiverse") is not None else None))
            else {}),
         # the paper's significance marks against ours (published marks are published values)
         **({"significance_marks": marks} if marks is not None else {}),
