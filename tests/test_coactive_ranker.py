@@ -70,7 +70,9 @@ def test_on_a_separable_case_it_reaches_the_ideal_ranking(rng, feedback):
     r = CoactiveRanker(feedback=feedback, n_passes=30, seed=0)
     ndcg = [float(per_query(s, y, qid, ("ndcg@5",))["ndcg@5"].mean())
             for _, (s,) in r.iterate(X, y, qid, [(X, y, qid)])]
-    assert ndcg[0] < 1.0  # it does not start there
+    # it does not start there: the first pass makes mistakes (the first pass's NDCG itself is not
+    # asserted below 1: under OpenBLAS's Haswell kernel, X @ w sums in another order and that pass
+    # can already end on the ideal ranking, which the default kernel does not)
     assert ndcg[-1] == 1.0  # every query's top five is ideal
     assert r.regret_[-1] == pytest.approx(0.0, abs=1e-9) and r.regret_[0] > 0.1  # a pass of no mistakes
     # and it ranks unseen queries of the same kind ideally too

@@ -39,15 +39,26 @@ def test_which_paper_cells_are_read_off_their_main_cells_fits(yu_paper):
     exp = yu_paper
     hits = {c.id: reread_of(exp, c) for c in exp.sensitivity_cells}
     read = {k: v for k, v in hits.items() if v}
-    assert set(read) == {c.id for c in exp.sensitivity_cells if c.choice == "ordinal_predict"}
-    assert len(read) == 8 and all(v == k.split("~")[0] for k, v in read.items())
-    assert rereads_of(exp, "cgpor-n_items400") == ["cgpor-n_items400~ordinal_predict=median"]
+    one_at_a_time = {k: v for k, v in read.items() if "~multiverse=" not in k}
+    assert set(one_at_a_time) == {c.id for c in exp.sensitivity_cells if c.choice == "ordinal_predict"}
+    assert len(one_at_a_time) == 8 and all(v == k.split("~")[0] for k, v in one_at_a_time.items())
+    # the multiverse's readings with the median rule read the cell of the same reading with the mode
+    cells = {c.id: c for c in exp.all_cells}
+    for k, v in read.items():
+        assert k.endswith("median") and cells[k].params["ordinal_predict"] == "median", k
+        assert cells[v].params.get("ordinal_predict", "mode") == "mode" and (cells[v].base or v) == cells[k].base, k
+    assert rereads_of(exp, "cgpor-n_items400") == ["cgpor-n_items400~ordinal_predict=median",
+                                                   "cgpor-n_items400~multiverse=most.eq3_30.median"]
     assert rereads_of(exp, "gpr-n_items400") == [] and reread_of(exp, exp.cell("gpor-n_items400")) is None
     # a re-reading is not a prefix of trials, and the other way round
     assert all(reused_trials(exp, exp.cell(k)) is None for k in read)
     t1 = load_experiment("harrington2003/table1", "paper")
-    assert {c.id: reread_of(t1, c) for c in t1.sensitivity_cells if reread_of(t1, c)} == {
+    t1_read = {c.id: reread_of(t1, c) for c in t1.sensitivity_cells if reread_of(t1, c)}
+    assert {k: v for k, v in t1_read.items() if "~multiverse=" not in k} == {
         c.id: c.base for c in t1.sensitivity_cells if c.choice == "vote_output"}
+    # the multiverse's rounded-vote readings read the same reading with mean votes
+    assert t1_read["oap_bagg-tau0.3~multiverse=rank.freund_schapire.5000"] == "oap_bagg-tau0.3~training_rounds=5000"
+    assert all(k.split("=", 1)[1].startswith("rank.") for k in t1_read if "~multiverse=" in k)
 
 
 def test_a_cell_read_off_its_main_cells_fits_is_its_own_computation(yu):
@@ -55,10 +66,10 @@ def test_a_cell_read_off_its_main_cells_fits_is_its_own_computation(yu):
     rows exactly as the reader computes them alone (fit_seconds apart: one fit, timed once);
     the two rules do predict differently here, so the test can fail."""
     main = "gpor-n_items100"
-    (rid,) = rereads_of(yu, main)
+    rid = rereads_of(yu, main)[0]  # ordinal_predict=median (the multiverse's median readings after it)
     read: dict[str, pd.DataFrame] = {}
     with_readers = run_cell(yu, main, rereads=read)
-    assert list(read) == [rid]
+    assert list(read) == rereads_of(yu, main)
     pd.testing.assert_frame_equal(_numbers(with_readers), _numbers(run_cell(yu, main)), check_exact=True)
     alone = run_cell(yu, rid)
     pd.testing.assert_frame_equal(_numbers(read[rid]), _numbers(alone), check_exact=True)
@@ -75,7 +86,7 @@ def test_a_cell_read_off_its_main_cells_fits_is_its_own_computation(yu):
 def test_a_frame_handed_over_is_checked(yu):
     """A frame that is not the reader's own (another cell, other trials) is refused."""
     main = "gpor-n_items100"
-    (rid,) = rereads_of(yu, main)
+    rid = rereads_of(yu, main)[0]
     read: dict[str, pd.DataFrame] = {}
     mode = run_cell(yu, main, rereads=read)
     assert from_reread(yu, rid, read[rid]).equals(read[rid])
@@ -104,7 +115,7 @@ def test_the_jobs_hand_the_frame_over(yu, tmp_path, monkeypatch):
     data = default_data_path(yu)
     cells = tmp_path / "cells"
     main = "gpor-n_items100"
-    (rid,) = rereads_of(yu, main)
+    rid = rereads_of(yu, main)[0]
 
     def job(cell, **kw):
         out, log = cells / f"{cell}.parquet", tmp_path / f"{cell}.log"
@@ -132,7 +143,11 @@ def test_verify_reused_recomputes_the_taken_cells_on_their_own(yu_paper, tmp_pat
     from rankrepro.pipeline import verify
 
     mine = verify.reused_cells({yu_paper.name: yu_paper}, yu_paper)
-    assert mine == {c.id for c in yu_paper.sensitivity_cells if c.choice in ("draws", "ordinal_predict")}
+    taken = {c.id for c in yu_paper.sensitivity_cells if c.choice in ("draws", "ordinal_predict")}
+    assert taken <= mine and "cgpor-n_items400~multiverse=most.eq3_30.median" in mine
+    # and the multiverse's readings taken from another cell's job: read off their mode cells' fits, or
+    # the same computation as another cell (a twin)
+    assert all(c.choice == "multiverse" for c in yu_paper.sensitivity_cells if c.id in mine - taken)
     for c in yu_paper.all_cells:  # every cell committed where the plan looks, on the data
         path = verify.committed_cell(yu_paper, c.id, tmp_path)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -379,9 +379,10 @@ def _keep() -> dict[str, str]:
         "experiment/shivaswamy2012/fig4.yaml:algorithms.perceptron.params.feedback")
     add("the arena composes each experiment on its paper's and clears the paper's lists (Hydra replaces a list "
         "whole): its experiments replicate nothing, so they carry no published values, claims or sweeps",
-        *(f"experiment/arena/_online.yaml:experiment.{k}" for k in ("published", "claims", "sensitivity")),
+        *(f"experiment/arena/_online.yaml:experiment.{k}" for k in ("published", "claims", "sensitivity",
+                                                                      "multiverse")),
         *(f"experiment/arena/_letor.yaml:experiment.{k}" for k in ("published", "claims", "sensitivity",
-                                                                     "significance")))
+                                                                     "significance", "multiverse")))
     add("the arena compares the LETOR rankers fold by fold (protocol letor) while Elsas et al.'s experiments, "
         "which it composes on, replicate over seeds (letor_seeds, compared as one draw, claims over queries, "
         "deterministic learners once): it sets the by-fold protocol's values back",

@@ -503,6 +503,8 @@ def table_test_record(rows: list[dict], judged: bool) -> dict | None:
     over its judged cells, with the share of cells consistent and equivalent beside it; None
     where nothing is judged (no published cell, or substitute data)."""
     judged_rows = [r for r in rows if judged and r.get("verdict") in ("consistent", "differs")]
+    if any(r.get("difference_p") is None for r in judged_rows):
+        return None  # rows without the difference's test (records made before it, hand-built rows)
     nz = lambda x: 0.0 if x is None or not np.isfinite(x) else float(x)  # noqa: E731 - missing, NaN: none
     if not judged_rows:
         return None
