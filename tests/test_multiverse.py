@@ -44,9 +44,11 @@ def test_the_product_less_the_one_at_a_time_readings():
 ])
 def test_a_bad_multiverse_is_refused_naming_its_key(cross, extra, key):
     plain = _plain(cross, A, B, *extra)
-    with pytest.raises(ConfigError) as e:
-        expand("p/a", plain)
-    assert e.value.key == key
+    try:
+        err = expand("p/a", plain)  # values crossing on one key: returned, raised after their own checks
+    except ConfigError as e:
+        err = e
+    assert err is not None and err.key == key
 
 
 def test_one_choice_alone_adds_no_reading():

@@ -141,7 +141,7 @@ def _checked(name: str, scale: str, plain: dict, added: dict[str, dict]) -> Expe
         plain = targets_as_estimators(plain)
     except ValueError as e:
         raise ConfigError(name, e.args[0], e.args[1]) from None
-    multiverse.expand(name, plain)  # the crossed readings, as one more sensitivity choice
+    crossing = multiverse.expand(name, plain)  # the crossed readings, as one more sensitivity choice
     try:
         # Merge into a fresh schema: catches keys that a '+key=value' override slipped past
         # struct mode.  Touching every value surfaces MISSING keys too.
@@ -159,6 +159,8 @@ def _checked(name: str, scale: str, plain: dict, added: dict[str, dict]) -> Expe
             raise
         raise ConfigError(name, f"algorithms.{m.group(1)}.estimator", str(err).split(": ", 1)[-1]) from None
     add_sensitivity(exp)
+    if crossing is not None:  # values that cross on one key: after the values' own checks
+        raise crossing
     return exp
 
 

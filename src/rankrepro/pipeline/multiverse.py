@@ -51,10 +51,13 @@ def readings(choices: list[dict], cross: list[str]) -> list[tuple[str, dict, dic
     return out
 
 
-def expand(name: str, plain: dict) -> None:
+def expand(name: str, plain: dict) -> ConfigError | None:
     """Add the crossed readings of ``plain["experiment"]["multiverse"]`` (plain config data,
     before the schema merge) to its sensitivity block as the choice :data:`CHOICE`.  A config
-    already expanded (a resolved config read back) is left as it is when its readings are these."""
+    already expanded (a resolved config read back) is left as it is when its readings are these.
+    Two crossed values that set one key differently are returned, not raised (nothing added):
+    the caller raises it once the choices' own values are checked, so that a bad value is named
+    at its own key first."""
     e = plain.get("experiment") or {}
     mv = e.get("multiverse")
     sens = list(e.get("sensitivity") or [])
@@ -78,7 +81,7 @@ def expand(name: str, plain: dict) -> None:
     try:
         rows = readings(base, cross)
     except ValueError as err:
-        raise ConfigError(name, err.args[0], err.args[1]) from None
+        return ConfigError(name, err.args[0], err.args[1])
     if not rows:  # one choice (or choices that give no combination): its values are the readings
         require(name, "experiment.sensitivity", CHOICE not in names,
                 f"the choice name '{CHOICE}' is reserved for the crossed readings of experiment.multiverse")
