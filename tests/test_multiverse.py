@@ -157,3 +157,18 @@ def test_every_committed_multiverse_is_its_declared_product():
         cell = readings_cell(artefact_score(r))
         assert cell.startswith(f"{len(mv['confidence_set'])} of {mv['readings']} compatible" if mv["confidence_set"]
                                else f"none of {mv['readings']} compatible" if mv["table"] else f"{mv['readings']} readings")
+
+
+def test_the_specification_curve_draws_every_reading_and_its_choices():
+    """The report's curve: one point per reading (the main one ringed), one filled square per
+    choice off its main value, every choice named beside its row of the grid."""
+    from rankrepro.report.speccurve import svg
+
+    r = next(r for r in _committed() if r["name"] == "harrington2003/table1")
+    mv = r["multiverse"]
+    out = svg(mv)
+    assert out.count("<circle cx") - out.count('r="1.5"') == mv["readings"]
+    assert out.count('stroke="#000"') == 1  # the main reading
+    assert out.count("<rect ") == sum(len(x["reading"]) for x in mv["list"])
+    assert all(f">{c}</text>" in out for c in mv["cross"])
+    assert svg(None) == ""

@@ -36,8 +36,8 @@ def svg(mvs: dict | None) -> str:
     else:
         top = max(len(r["claims"]) for r in rows) or 1
         label = "claims held"
-    grid_top = TOP + PLOT_H + 30
-    height = grid_top + ROW_H * len(choices) + 30
+    grid_top = TOP + PLOT_H + 34
+    height = grid_top + ROW_H * len(choices) + 44
     width = LEFT + WIDTH + 20
 
     def y(v: float) -> float:
@@ -77,8 +77,10 @@ def svg(mvs: dict | None) -> str:
             else:
                 out.append(f'<circle cx="{x:.1f}" cy="{yy}" r="1.5" fill="#bbb"/>')
     if mvs.get("table"):
-        out.append(f'<text x="{LEFT}" y="{height - 8}">green: the reading\'s table agrees with the paper\'s (joint test); '
-                   'red: it differs; a filled square: the choice off its main value</text>')
+        out.append(f'<text x="{LEFT}" y="{height - 24}">green: the reading\'s table agrees with the paper\'s '
+                   '(joint test); red: it differs</text>')
+    out.append(f'<text x="{LEFT}" y="{height - 8}">a filled square: the choice off its main value in that '
+               'reading</text>')
     out.append("</svg>")
     return "\n".join(out)
 
