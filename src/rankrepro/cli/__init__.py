@@ -47,7 +47,13 @@ def _verify(args) -> int:
                        "(<checkout>/results)")
     checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,
                  stale=args.stale, reused=args.reused, patterns=args.cells, against=args.against)
-    return 0 if all(c.identical for c in checks) else 1
+    if args.record_spread:
+        from ..pipeline.verify import SPREAD, record_spread
+
+        print(f"platform spread: {record_spread(checks)} differing cell(s) merged into {SPREAD}")
+        return 0
+    # identical, or moved only within the rule for numbers that move (last bits, platform spread)
+    return 0 if all(c.passes for c in checks) else 1
 
 
 def _check_learner(args) -> int:

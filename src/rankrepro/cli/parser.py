@@ -134,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="instead of recomputing cells: check every committed record against its cells (each cell's "
                         "sha256 against its fingerprint file and record; each record, table and Markdown aggregated "
                         "again from its cells and compared byte for byte); all of them, without recomputing a cell")
+    v.add_argument("--record-spread", action="store_true",
+                   help="merge each differing cell's differences (per metric) into results/platform_spread.json, "
+                        "with this machine's CPU kernel settings: the spread the same code shows on another "
+                        "kernel, which verify then accepts")
     v.add_argument("--record", action="store_true",
                    help="write what was verified into the records and refresh the identical cells' fingerprint "
                         "files (commit them)")

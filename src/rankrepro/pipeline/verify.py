@@ -57,6 +57,15 @@ class CellCheck:
     seconds: float = 0.0
     #: where the recomputed cell comes from: "" (computed here) or the results tree it was taken from
     source: str = ""
+    #: per metric of the differing values: {metric: [largest abs, largest rel difference]}
+    by_metric: dict = field(default_factory=dict)
+    #: identical, or the rule it moved within (:func:`judge`): "identical", "last bits" (at most
+    #: 1e-9 relative), "platform spread" (within the cell's recorded spread), "differs"
+    verdict: str = ""
+
+    @property
+    def passes(self) -> bool:
+        return self.verdict in ("identical", "last bits", "platform spread")
 
 
 @dataclass
@@ -193,6 +202,94 @@ def align(old: pd.DataFrame, new: pd.DataFrame) -> Aligned:
     return Aligned(both, int((m["_merge"] == "left_only").sum()), int((m["_merge"] == "right_only").sum()), a, b, same)
 
 
+def by_metric(got: pd.DataFrame, want: pd.DataFrame) -> dict[str, list[float]]:
+    """Per metric with a differing value: [largest absolute, largest relative difference]."""
+    al = align(want, got)
+    out: dict[str, list[float]] = {}
+    if not (~al.same).any():
+        return out
+    diff = np.abs(al.old - al.new)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = diff / np.maximum(np.abs(al.old), np.abs(al.new))
+    metrics = al.both["metric"].to_numpy()
+    for m in dict.fromkeys(metrics[~al.same]):
+        k = (metrics == m) & ~al.same
+        out[str(m)] = [float(np.nan_to_num(diff[k], nan=np.inf).max()), float(np.nan_to_num(rel[k], nan=np.inf).max())]
+    return out
+
+
+#: the rule for numbers that move (docs/reproducibility.md): bit-stable code may change results in
+#: their last bits
+LAST_BITS = 1e-9
+#: the committed platform spreads, per cell and metric (`rankrepro verify --record-spread`)
+SPREAD = Path("results") / "platform_spread.json"
+
+
+def judge(chk: CellCheck, spread: dict) -> str:
+    """A checked cell's verdict: *identical*; *last bits* when every difference is within 1e-9
+    relative (or 1e-12 absolute); *platform spread* when every metric's largest difference is
+    within the spread recorded for the cell (``spread[<experiment>/<cell>][<metric>] = {abs,
+    rel}``: what other CPU kernels moved it); else *differs*."""
+    if chk.identical:
+        return "identical"
+    if chk.problem or not chk.by_metric:
+        return "differs"
+    if all(a <= 1e-12 or r <= LAST_BITS for a, r in chk.by_metric.values()):
+        return "last bits"
+    mine = spread.get(f"{chk.experiment}/{chk.cell}", {})
+    if all(m in mine and a <= mine[m]["abs"] * (1 + 1e-9) for m, (a, _) in chk.by_metric.items()):
+        return "platform spread"
+    return "differs"
+
+
+def load_spread(root: Path = Path(".")) -> dict:
+    from ..files import read_json
+
+    path = root / SPREAD
+    return read_json(path, "platform spread").get("cells", {}) if path.is_file() else {}
+
+
+def record_spread(checks: list["CellCheck"], root: Path = Path(".")) -> int:
+    """Merge the differing cells' per-metric differences (this machine's recomputation against the
+    committed cells) into ``results/platform_spread.json``, with the machine and kernel settings
+    they were measured under: the spread the same code shows under another CPU kernel."""
+    import os
+    import platform
+
+    from threadpoolctl import threadpool_info
+
+    from ..files import read_json
+    from ..io import atomic_write
+
+    path = root / SPREAD
+    rec = read_json(path, "platform spread") if path.is_file() else {
+        "about": ("How far the same code moves committed cells under another CPU kernel (OpenBLAS core type, NumPy "
+                  "SIMD level, numba target): per cell and metric the largest absolute and relative difference "
+                  "measured between the committed values and a recomputation under the kernel named. `rankrepro "
+                  "verify` accepts a difference within it (docs/reproducibility.md, 'The platform spread')."),
+        "command": "rankrepro verify [EXPERIMENT ...] --record-spread", "measured": [], "cells": {}}
+    env = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "NUMBA_CPU_NAME")
+           if k in os.environ}
+    blas = sorted({f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}" for i in threadpool_info()
+                   if i.get("user_api") == "blas"})
+    where = {"machine": platform.platform(), "processor": platform.processor() or platform.machine(),
+             "kernel_env": env, "blas": blas}
+    n = 0
+    for c in checks:
+        if c.identical or c.problem or not c.by_metric:
+            continue
+        cell = rec["cells"].setdefault(f"{c.experiment}/{c.cell}", {})
+        for m, (a, r) in c.by_metric.items():
+            old = cell.get(m, {"abs": 0.0, "rel": 0.0})
+            cell[m] = {"abs": max(old["abs"], a), "rel": max(old["rel"], r)}
+        n += 1
+    if where not in rec["measured"]:
+        rec["measured"].append(where)
+    rec["cells"] = dict(sorted(rec["cells"].items()))
+    atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(rec, indent=1) + "\n"))
+    return n
+
+
 def compare(got: pd.DataFrame, want: pd.DataFrame) -> tuple[bool, int, int, float, float, str]:
     """(identical, values compared, differing, largest absolute and relative difference,
     problem) of a recomputed cell against the committed one, timing metrics apart."""
@@ -243,9 +340,10 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool =
     want = read_cell(committed_cell(exp, cell_id, rootp))
     there = computed_elsewhere(exp, cell_id, rootp, Path(against)) if against and not alone else None
     if there is not None:
-        same, n, n_diff, max_abs, max_rel, problem = compare(read_cell(there), want)
+        got = read_cell(there)
+        same, n, n_diff, max_abs, max_rel, problem = compare(got, want)
         return CellCheck(exp.name, cell_id, same, n, n_diff, max_abs, max_rel, problem, time.process_time() - t0,
-                         source=str(Path(against)))
+                         source=str(Path(against)), by_metric=by_metric(got, want) if not same else {})
     hit = None if alone else reused_trials(exp, exp.cell(cell_id))
     reuse = read_cell(committed_cell(exp, hit[0], rootp)) if hit else None
     data_path = default_data_path(exp)
@@ -254,7 +352,8 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool =
     out.parent.mkdir(parents=True, exist_ok=True)
     write_parquet(got, out)
     same, n, n_diff, max_abs, max_rel, problem = compare(got, want)
-    return CellCheck(exp.name, cell_id, same, n, n_diff, max_abs, max_rel, problem, time.process_time() - t0)
+    return CellCheck(exp.name, cell_id, same, n, n_diff, max_abs, max_rel, problem, time.process_time() - t0,
+                     by_metric=by_metric(got, want) if not same else {})
 
 
 def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False, jobs: int = 1,
@@ -279,11 +378,15 @@ def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: b
     gen = (Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(_check)(e, c, str(rootp), str(scratch), reused, ag) for e, c in p.cells) if jobs != 1
         else (_check(e, c, str(rootp), str(scratch), reused, ag) for e, c in p.cells))
+    spread = load_spread(rootp)
     for k, chk in enumerate(gen, start=1):
+        chk.verdict = judge(chk, spread)
         checks.append(chk)
-        what = "identical" if chk.identical else (
-            f"DIFFERS: {chk.differing}/{chk.values} values, largest difference {chk.max_abs:.3g} "
-            f"(relative {chk.max_rel:.3g})" + (f"; {chk.problem}" if chk.problem else ""))
+        moved = (f"{chk.differing}/{chk.values} values, largest difference {chk.max_abs:.3g} "
+                 f"(relative {chk.max_rel:.3g})" + (f"; {chk.problem}" if chk.problem else ""))
+        what = {"identical": "identical", "last bits": f"within the last bits (1e-9 relative): {moved}",
+                "platform spread": f"within the platform spread recorded for it ({SPREAD}): {moved}"}.get(
+            chk.verdict, f"DIFFERS: {moved}")
         how = f"computed by this code in {chk.source}" if chk.source else f"{chk.seconds:.1f} CPU s"
         echo(f"[{k}/{len(p.cells)}] {chk.experiment} {chk.cell}: {what} ({how}, "
              f"{time.perf_counter() - t0:.0f}s elapsed)")
@@ -311,8 +414,12 @@ def table(checks: list[CellCheck]) -> str:
                    + ("; rows differ" if any(c.problem for c in bad) else "")) if bad else "-"
         rows.append(f"| {name} | {len(cs)} | {len(cs) - len(bad)} | {len(bad)} | {largest} |")
     n_bad = sum(not c.identical for c in checks)
-    rows.append(f"\n{len(checks)} cell(s) verified: {len(checks) - n_bad} identical, {n_bad} differing "
-                f"(timing metrics not compared: {', '.join(sorted(TIMING_METRICS))})")
+    bits = sum(c.verdict == "last bits" for c in checks)
+    plat = sum(c.verdict == "platform spread" for c in checks)
+    rows.append(f"\n{len(checks)} cell(s) verified: {len(checks) - n_bad} identical, {n_bad} differing"
+                + (f" ({bits} within the last bits, 1e-9 relative; {plat} within their recorded platform spread; "
+                   f"{n_bad - bits - plat} beyond)" if bits or plat else "")
+                + f" (timing metrics not compared: {', '.join(sorted(TIMING_METRICS))})")
     return "\n".join(rows)
 
 
