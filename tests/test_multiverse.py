@@ -8,7 +8,7 @@ import pytest
 
 from rankrepro.pipeline.config_errors import ConfigError
 from rankrepro.pipeline.multiverse import CHOICE, expand, readings
-from rankrepro.report.aggregate import multiverse_summary, reading_key
+from rankrepro.report.readings import multiverse_summary, reading_key
 
 A = {"choice": "a", "main": "x", "values": {"x": {}, "y": {"k.a": 1}}}
 B = {"choice": "b", "main": "p", "values": {"p": {}, "q": {"k.b": 2}, "r": {"k.b": 3}}}

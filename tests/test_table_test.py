@@ -1,4 +1,4 @@
-"""The joint test of a whole published table (stats.table_test, issue "Agreement a referee signs"):
+"""The joint test of a whole published table (joint_test.table_test, issue "Agreement a referee signs"):
 its p-value against an independent scipy computation, its level under dependence by simulation,
 and -- the rule's reason -- a replication generated from the paper's own numbers passing it at
 the declared rate where "every cell consistent" does not."""
@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rankrepro.stats import (Interval, difference_interval, difference_p, draw_difference_interval, equivalence,
-                             table_test, trials_to_reach_equivalence)
+from rankrepro.joint_test import table_test, trials_to_reach_equivalence
+from rankrepro.stats import Interval, difference_interval, difference_p, draw_difference_interval, equivalence
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"

@@ -21,8 +21,8 @@ from ..pipeline.cells import Experiment, claim_family, config_fingerprint
 from ..pipeline.integrity import cells_sha256, write_sealed
 from ..pipeline.verify import kept_verification
 from ..pipeline.codeprint import experiment_identity
-from .aggregate import (Family, claims_to_json, compare_published, compatible_readings, equivalence_why,
-                        evaluate_claims, multiverse_summary, table_test_record,
+from .readings import multiverse_summary, table_test_record
+from .aggregate import (Family, claims_to_json, compare_published, equivalence_why, evaluate_claims,
                         experiment_claims, final_rows, resolve, sensitivity, significance_marks, summarize)
 from .diagnosis import add_strengths, render_numbers
 from .md import md_cell, md_text
@@ -175,9 +175,6 @@ def sensitivity_markdown(sens: list[dict]) -> list[str]:
                          f"{v['extra_cells']} | "
                          f"{_fmt_num(v['mean_abs_difference'])} | {comp} | {held} / {len(v['claims'])} | {md_cell(flips or '-')} |")
     lines.append("")
-    rd = compatible_readings(sens)
-    if rd:
-        lines += [readings_text(rd), ""]
     for s in sens:
         lines.append(f"- **{md_text(s['choice'])}**: {md_text(s['text'])} Main run: {md_text(s['main'])}, "
                      f"because {md_text(s['why'])}")
@@ -243,14 +240,6 @@ def multiverse_markdown(mvs: dict | None) -> list[str]:
                      + ("-" if r["table_p"] is None else f"{r['table_p']:.2g}" + (" (agrees)" if r["table_agrees"] else ""))
                      + f" | {held} / {len(r['claims'])} | {r['word']} |")
     return lines + [""]
-
-
-def readings_text(rd: dict) -> str:
-    """One sentence: the readings compatible with the paper's table (:func:`compatible_readings`)."""
-    comp = rd["compatible"]
-    which = (f"{{{', '.join(md_text(k) for k in comp)}}}" if comp else
-             f"none of the {rd['tested']} readings tried")
-    return (f"**Readings compatible with the paper's table** (its joint test at 5%, each reading tested once; not corrected for the search): {which}.")
 
 
 def reproducibility_markdown(repro: dict | None) -> list[str]:
@@ -405,8 +394,6 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
         "size": size_text(exp),
         "dataset": dataset, "table": rows, **({"table_test": tt} if tt else {}), "claims": claims,
         "sensitivity": sens,
-        # the readings of the open choices under which the published table agrees as a whole
-        **({"readings": rd} if tt and (rd := compatible_readings(sens)) else {}),
         # every verdict over the readings of the crossed choices (pipeline/multiverse.py), with the
         # joint test's power (main reading) beside the confidence set
         **({"multiverse": {**mvs, "power": None if not tt else {k: tt[k] for k in ("detectable_low", "detectable_high")}}}

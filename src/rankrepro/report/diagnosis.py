@@ -63,7 +63,7 @@ def _choice(record: dict, name: str | None) -> dict | None:
     mv = record.get("multiverse")
     if sc is None or not mv or name not in mv.get("cross", []):
         return sc
-    from .aggregate import all_readings, reading_key
+    from .readings import all_readings, reading_key
 
     values, main = [], None
     for reading, v in all_readings(record["sensitivity"]):
@@ -82,7 +82,7 @@ def crossed_effect(record: dict, name: str) -> dict:
     of readings that differ in ``name`` alone (one at its main value) gives an effect; their
     mean, range and count, and whether it *interacts* (the effect changes sign across the other
     choices' readings)."""
-    from .aggregate import all_readings
+    from .readings import all_readings
 
     rows = [(r, v) for r, v in all_readings(record["sensitivity"])]
     effects = []
