@@ -316,3 +316,42 @@ def test_an_unreadable_raw_file_is_one_line_naming_it(toy, monkeypatch):
         P.preprocess("toy", paths=paths, **SILENT)
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith(f"cannot read {raw}") and "Permission denied" in msg
+
+
+# -- data files that are links (issue 58, item 4) -----------------------------------------------
+def test_a_data_file_that_is_a_link_is_refused(toy, monkeypatch, tmp_path_factory):
+    """A hand-placed data file that is a symbolic link (``Fold5/trainingset.txt -> /etc/passwd``)
+    is neither hashed nor read: fetch, the data status and preprocessing refuse it in one line
+    naming it, and the link is left as it is."""
+    from dataclasses import replace
+
+    from rankrepro.checkout import LinkedFile
+    from rankrepro.data import registry
+
+    entry, mirror, paths = toy
+    monkeypatch.setitem(registry.DATASETS, "toy", replace(entry, files={"u.data": None, "README": None}))
+    secret = tmp_path_factory.mktemp("outside") / "passwd"
+    secret.write_text("1\t2\t3\t4\n2\t2\t5\t5\n")  # parses as ratings: it would be read and hashed
+    raw = paths.raw / "toy"
+    raw.mkdir(parents=True)
+    (raw / "README").write_text("toy data\n")
+    (raw / "u.data").symlink_to(secret)
+    with pytest.raises(LinkedFile) as err:  # hand-placed, first fetch: nothing hashed through it
+        F.fetch("toy", paths=paths, mirror=mirror, **QUIET)
+    msg = str(err.value)
+    assert str(raw / "u.data") in msg and "symbolic link" in msg and "\n" not in msg
+    assert (raw / "u.data").is_symlink() and not (raw / F.MANIFEST).exists()
+    # fetched as a file, then swapped for a link: the status names it, preprocessing refuses it
+    (raw / "u.data").unlink()
+    (raw / "u.data").write_text(secret.read_text())
+    F.fetch("toy", paths=paths, mirror=mirror, **QUIET)
+    (raw / "u.data").unlink()
+    (raw / "u.data").symlink_to(secret)
+    a = F.availability("toy", paths, mirror)
+    assert a.state == "changed" and str(raw / "u.data") in a.reason and "symbolic link" in a.reason
+    with pytest.raises(LinkedFile, match="symbolic link"):
+        F.fetch("toy", paths=paths, mirror=mirror, **QUIET)
+    with pytest.raises((LinkedFile, F.ChecksumError), match="symbolic link"):
+        P.preprocess("toy", paths=paths, **SILENT)
+    assert (raw / "u.data").is_symlink() and secret.read_text().startswith("1\t2")
+    assert not (paths.processed / "toy" / "data.npz").exists()

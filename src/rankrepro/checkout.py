@@ -62,3 +62,27 @@ def data_folders_inside(paths, name: str, processed: bool = True) -> None:
     refuse_outside(paths.raw / name, root, f"the raw data folder of {name}")
     if processed:
         refuse_outside(paths.processed / name, root, f"the processed data folder of {name}")
+
+
+class LinkedFile(OutsideCheckout):
+    """A data file that is a symbolic link (``data/raw/<name>/<file> -> /etc/passwd``): the
+    project's data files are the files themselves, copied or placed by hand, never links (a link
+    would let a hand-placed data set read, hash and publish a file from elsewhere)."""
+
+    def __init__(self, path: str | os.PathLike, what: str = "a data file"):
+        self.path, self.real, self.root = str(path), os.path.realpath(path), ""
+        ValueError.__init__(self, linked_file_problem(path, what) or f"{path}: {what} is a symbolic link; refused")
+
+
+def linked_file_problem(path: str | os.PathLike, what: str = "a data file") -> str | None:
+    """One line naming ``path`` when it is a symbolic link (else None): refused, nothing read
+    through it and the link left as it is."""
+    p = Path(path)
+    if not p.is_symlink():
+        return None
+    try:
+        target = os.readlink(p)
+    except OSError:
+        target = "?"
+    return (f"{p}: {what} is a symbolic link (-> {target}); refused: nothing is read or hashed through it "
+            "(replace the link by the file itself)")

@@ -35,7 +35,7 @@ import zipfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..checkout import data_folders_inside
+from ..checkout import LinkedFile, data_folders_inside, linked_file_problem
 from .registry import DATASETS, DatasetEntry, get
 
 MIRROR_ENV = "RANKREPRO_DATA_MIRROR"
@@ -259,6 +259,8 @@ def check_local(entry: DatasetEntry, paths: Paths, rehash: bool = False) -> Loca
     taken: dict[str, list[int]] = {}
     for rel, want in entry.files.items():
         p, rec = d / rel, files.get(rel)
+        if (linked := linked_file_problem(p)) is not None:
+            return LocalCheck(False, problem=linked)
         if not p.is_file() or not isinstance(rec, dict) or not rec.get("sha256"):
             return LocalCheck(False)
         if want is not None and rec["sha256"] != want:
@@ -303,6 +305,8 @@ def fetch(name: str, paths: Paths | None = None, mirror: Path | None = None, all
     try:
         for rel in entry.files:
             dst = d / rel
+            if dst.is_symlink():  # a hand-placed link (to /etc/passwd): refused, left as it is
+                raise LinkedFile(dst)
             if dst.is_file():
                 got = sha256(dst)
                 want = entry.files[rel]

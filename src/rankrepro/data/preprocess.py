@@ -30,7 +30,7 @@ import numpy as np
 
 from . import ir_readers, readers
 from .fetch import MANIFEST, ChecksumError, Paths, check_local
-from ..checkout import data_folders_inside, refuse_outside, data_root
+from ..checkout import LinkedFile, data_folders_inside, refuse_outside, data_root
 from ..files import ReadFailed, WriteFailed, atomic_write, os_error_named
 from .registry import get
 from .arrays import derived_arrays, derived_path, load_cached, read_npz  # noqa: F401 - their former home
@@ -183,6 +183,8 @@ def _verified_copies(entry, raw: Path, want: dict[str, str], work: Path) -> Iter
             src, dst = raw / rel, tmp / rel
             dst.parent.mkdir(parents=True, exist_ok=True)
             h = hashlib.sha256()
+            if src.is_symlink():
+                raise LinkedFile(src)
             try:
                 fin = open(src, "rb")
             except OSError as e:
