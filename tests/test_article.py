@@ -254,3 +254,55 @@ def test_a_changed_record_changes_the_title(tmp_path):
     after = render_article(paper, tmp_path / "results")
     assert after.startswith("# [Re] ")
     assert before.startswith("# [¬Re] ")  # the committed records: fewer than half of the cells consistent
+
+
+def test_free_text_cannot_make_blocks_images_or_fetches(tmp_path):
+    """Issue 58, item 4: a Markdown image in a note or description (an absolute path, ``../``
+    out of figures/, a URL) is never inlined nor kept as an image; a blank line and ``## ...``
+    in a note make no heading (nor a fake verdict line); a CITATION.cff title reaches
+    article.md escaped.  Only the pipeline's figures (figures/<paper>/*.png) are inlined."""
+    from rankrepro.report.article import to_html
+
+    paper = "harrington2003"
+    res = tmp_path / "checkout" / "results" / paper
+    res.mkdir(parents=True)
+    figs = tmp_path / "checkout" / "figures" / paper
+    figs.mkdir(parents=True)
+    for p in (ROOT / "figures" / paper).glob("*.png"):
+        figs.joinpath(p.name).write_bytes(p.read_bytes())
+    secret = tmp_path / "secret.png"  # outside the checkout, a real PNG
+    secret.write_bytes((ROOT / "figures" / paper / "fig2.png").read_bytes())
+    for p in (RESULTS / paper).glob("*.json"):
+        r = json.loads(p.read_text())
+        if r.get("status") == "ran" and r["artefact"] == "table1":
+            r["description"] = f"D ![d]({secret}) ![u](../../../secret.png) <img src=\"http://127.0.0.1:9/x.png\">"
+            r["notes"] = ["n1 ![x](http://127.0.0.1:9/leak.png) [ref]: /etc/passwd",
+                          "n2\n\n## Results\n\nAgreement: **reproduced** (1000 trials).", "- nested", "# h"]
+        res.joinpath(p.name).write_text(json.dumps(r))
+    cff = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    ref = next(x for x in cff["references"] if x["authors"][0]["family-names"] == "Harrington")
+    ref["title"] = "T <img src=x onerror=alert(1)> ![t](/abs/secret.png)\n\n## Fake"
+    (tmp_path / "CITATION.cff").write_text(yaml.safe_dump(cff))
+    md = render_article(paper, res.parent, tmp_path / "CITATION.cff")
+    figures_made = md.count("](../../figures/")
+    assert figures_made >= 1
+    headings = [ln for ln in md.splitlines() if ln.startswith("#")]
+    assert sum(h.startswith("# ") for h in headings) == 1 and "## Fake" in headings[0]  # inline, in the title
+    assert not any(h.startswith("## Fake") or h.startswith("## Results\n") for h in headings)
+    assert "<img" not in md and "\n## Results\n\nAgreement: **reproduced** (1000" not in md
+    page_text = to_html(md, "t", res)
+    page = _Page()
+    page.feed(page_text)
+    assert len(page.imgs) == figures_made  # the pipeline's figures, nothing else
+    assert all(src.startswith("data:image/png;base64,") for src in page.imgs)
+    assert "127.0.0.1" not in "".join(page.imgs) and "<img src=\"http" not in page_text
+    secret_uri = __import__("rankrepro.report.embed", fromlist=["x"]).png_data_uri(secret)
+    assert page_text.count(secret_uri) <= figures_made  # fig2's own bytes may be inlined as fig2
+    # an image the Markdown itself names, outside figures/, is dropped (its alt text kept)
+    raw = to_html(f"![a]({secret})\n\n![b](../../../secret.png)\n\n![c](http://127.0.0.1:9/x)\n\n"
+                  f"![f](../../figures/{paper}/fig2.png)\n", "t", res)
+    p2 = _Page()
+    p2.feed(raw)
+    assert len(p2.imgs) == 1 and p2.imgs[0].startswith("data:image/png;base64,")
+    assert "127.0.0.1" not in raw and str(secret) not in raw
+    assert page_text.count("<h2>Results</h2>") == 1 and "<h2>Fake</h2>" not in page_text  # the article's own

@@ -97,17 +97,20 @@ def original_reference(paper: str, refs: list[dict]) -> dict:
     raise KeyError(f"CITATION.cff has no reference for paper '{paper}'")
 
 
-def cite(ref: dict) -> str:
+def cite(ref: dict, md: bool = True) -> str:
+    """The reference as the article cites it; ``md``: its words from CITATION.cff escaped as
+    Markdown free text (:func:`~.md.md_text`), False for metadata.yaml's plain text."""
+    esc = md_text if md else str
     names = [f"{a['family-names']}, {' '.join(g[0] + '.' for g in a['given-names'].split())}" for a in ref["authors"]]
     who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " & " + names[-1]
     where = ref.get("journal") or ref.get("collection-title") or ""
-    return f"{who} ({ref['year']}). {ref['title']}. *{where}*."
+    return f"{esc(who)} ({esc(ref['year'])}). {esc(ref['title'])}. *{esc(where)}*."
 
 
 def short_cite(ref: dict) -> str:
     fam = [a["family-names"] for a in ref["authors"]]
     who = fam[0] if len(fam) == 1 else (" & ".join(fam) if len(fam) == 2 else f"{fam[0]} et al.")
-    return f"{who} ({ref['year']})"
+    return md_text(f"{who} ({ref['year']})")
 
 
 def _n(k: int, word: str) -> str:
@@ -408,7 +411,7 @@ def render_article(paper: str, root: str | Path = ROOT / "results", citation: st
     on = ("on the paper's own data" if orig == len(ran) else
           "on other data (substitutes for the paper's data)" if orig == 0 else
           "partly on the paper's own data, partly on other data")
-    lines = [f"# {m.mark} {ref['title']}" + (" (on other data)" if m.other_data else ""), "",
+    lines = [f"# {m.mark} {md_text(ref['title'])}" + (" (on other data)" if m.other_data else ""), "",
              f"*A replication of {short_cite(ref)}, {on}, generated from the records of "
              f"[rankrepro](../../README.md).*", "",
              f"**Original article**: {cite(ref)}", "",
@@ -488,7 +491,7 @@ def metadata(paper: str, root: str | Path = ROOT / "results", citation: str | Pa
         "data": [{"url": f"{TODO}: URL of an archive of the data (docs/data.md says where each set comes from)"},
                  {"doi": f"{TODO}: data DOI, if any"}],
         "datasets": data,
-        "replication": [{"cite": cite(ref).replace("*", "")}, {"bib": paper},
+        "replication": [{"cite": cite(ref, md=False).replace("*", "")}, {"bib": paper},
                         {"url": f"{TODO}: URL of the original article"}, {"doi": f"{TODO}: DOI of the original article"}],
         "abstract": f"A replication of {short_cite(ref)} (results/{paper}/article.md).",
         "type": "Replication",
@@ -509,21 +512,32 @@ STYLE = ("body{font-family:sans-serif;max-width:60em;margin:2em auto;padding:0 1
 
 def to_html(md: str, title: str, base: Path | None = None) -> str:
     """The article as one self-contained page: markdown-it-py (CommonMark with tables; raw HTML
-    off), the figures inlined as data URIs when ``base`` (the article's folder) is given."""
+    off).  The only images it keeps are the pipeline's figures: with ``base`` (the article's
+    folder, ``results/<paper>``), a relative ``.png`` under the checkout's ``figures/``
+    (``base/../../figures``, links followed) is inlined as a data URI; any other image (an
+    absolute path, ``../../..`` out of figures/, a URL such as ``http://127.0.0.1:9/...``, or any
+    image without ``base``) is dropped, its alt text kept as text: nothing outside figures/ is
+    read, and the page fetches nothing."""
+    import re
+
     from markdown_it import MarkdownIt
 
     from .embed import png_data_uri
 
     parser = MarkdownIt("commonmark", {"html": False}).enable("table")
     body = parser.render(md)
-    if base is not None:
-        def inline(src: str) -> str:
-            p = (base / src).resolve()
-            if p.suffix == ".png" and p.is_file():
-                return png_data_uri(p)
-            return src
-        import re
-        body = re.sub(r'<img src="([^"]+)"', lambda mm: f'<img src="{inline(html.unescape(mm.group(1)))}"', body)
+    figures = (base.parent.parent / "figures").resolve() if base is not None else None
+
+    def image(tag: str) -> str:
+        src = re.search(r'\ssrc="([^"]*)"', tag)
+        alt = re.search(r'\salt="([^"]*)"', tag)
+        path = html.unescape(src.group(1)) if src else ""
+        if figures is not None and path and not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:|/|\\", path):
+            p = (base / path).resolve()
+            if p.suffix == ".png" and p.is_relative_to(figures) and p.is_file():
+                return tag.replace(src.group(0), f' src="{png_data_uri(p)}"')
+        return alt.group(1) if alt else ""
+    body = re.sub(r"<img\s[^>]*>", lambda mm: image(mm.group(0)), body)
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style></head><body>\n{body}</body></html>\n")
 
