@@ -54,7 +54,7 @@ from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
 from rankrepro.files import WriteFailed
 from rankrepro.pipeline.catalog import catalog_jobs, catalog_key, default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
-from rankrepro.pipeline.freshness import sync as sync_fingerprints
+from rankrepro.pipeline.freshness import plans_only, sync as sync_fingerprints
 from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reread_of, reused_trials, twin_cells
 from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND, kept_array_builds
 from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
@@ -136,9 +136,30 @@ LINTING = any(a == "--lint" or a.startswith("--lint=") for a in sys.argv[1:])
 # workflow again (each job of a cluster executor: --mode remote) must not: it would re-date the
 # outputs of jobs done meanwhile while other jobs run, and remove the fingerprint file of a cell
 # whose job is writing its files at that moment.
+# A dry run (-n), a summary, a listing or a graph deletes nothing (pipeline/freshness.py:
+# plans_only): a stale cell keeps its fingerprint file and takes instead, as an input, a stamp in
+# Snakemake's own folder written now (newer than its outputs), so that the plan shows it rerun.
+DRY_STALE = set()
+STALE_STAMP = ".snakemake/rankrepro/stale-cells.txt"
 if not FORCE and not LINTING and workflow.is_main_process:
-    sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX, batch=BATCH,
-                      comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()})
+    _dry = plans_only(sys.argv[1:])
+    _synced = sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX,
+                                batch=BATCH, comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()},
+                                dry=_dry)
+    if _dry and _synced["stale"]:
+        DRY_STALE = set(_synced["stale_cells"])
+        Path(STALE_STAMP).parent.mkdir(parents=True, exist_ok=True)
+        Path(STALE_STAMP).write_text("".join(f"{c}\n" for c in sorted(DRY_STALE)))
+        _shown = ", ".join(sorted(DRY_STALE)[:3]) + (", ..." if len(DRY_STALE) > 3 else "")
+        logger.info(f"dry run: {len(DRY_STALE)} cell(s) no longer match their fingerprint file ({_shown}); "
+                    f"nothing is removed (a real run removes those fingerprint files): the plan reruns them "
+                    f"through {STALE_STAMP}")
+
+
+def cell_stale(wildcards):
+    """In a dry run, the stamp a stale cell reruns by (above); nothing otherwise."""
+    cell = out(f"results/{wildcards.paper}/{wildcards.artefact}/cells/{wildcards.cell}.parquet")
+    return [STALE_STAMP] if cell in DRY_STALE else []
 
 
 def _record(path):

@@ -10,6 +10,8 @@ rule run_cell:
         twin=cell_twin,
         # a cell read off its main cell's fits (pipeline.cells.reread_of): after that cell, whose job computes it
         reread=cell_reread,
+        # in a dry run only, for a cell that no longer matches its fingerprint file (common.smk)
+        stale=cell_stale,
     output:
         cells=out("results/{paper}/{artefact}/cells/{cell}.parquet"),
         # what the cell was computed from; the workflow compares it at start (pipeline/freshness.py)
@@ -47,6 +49,8 @@ for _pack in PACKS:
             data=[processed(DATA_STATUS[_pexp.name].used)] if DATA_STATUS[_pexp.name].used else [],
             # the cells of another job this pack's copies are taken from (pipeline.cells.twin_cells)
             twin=sorted(set(_pack["twins"].values())),
+            stale=[STALE_STAMP] if any(out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.parquet") in DRY_STALE
+                                       for c in _pack["cells"]) else [],
         output:
             [update(p) for c in _pack["cells"] for p in (out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.parquet"),
                                                          out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.fingerprint"))],

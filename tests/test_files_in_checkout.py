@@ -101,10 +101,11 @@ def test_a_png_linked_outside_is_not_embedded(tmp_path, monkeypatch):
         build_report([RECORD], {"harrington2003/table1": str(link)}, out, "paper")
     assert str(link) in str(err.value) and str(secret) in str(err.value)
     assert not out.exists()
-    # a link that stays in the checkout is embedded as before
-    link.unlink()
+    # a link that stays in the checkout is embedded as before (as the figure of the record that
+    # names its bytes: issue 58, a PNG no record names is refused)
+    link = link.with_name("fig2.png")
     link.symlink_to(ROOT / "figures" / "harrington2003" / "fig2.png")
-    build_report([RECORD], {"harrington2003/table1": str(link)}, out, "paper")
+    build_report(["results/harrington2003/fig2.json"], {"harrington2003/fig2": str(link)}, out, "paper")
     assert "data:image/png;base64," in out.read_text()
 
 

@@ -37,6 +37,11 @@ def _copy_artefact(name: str, dest: Path) -> None:
             (dest / "results" / f"{name}{ext}").parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(src, dest / "results" / f"{name}{ext}")
     shutil.copytree(ROOT / "results" / name, dest / "results" / name)
+    ff = json.loads((ROOT / "results" / f"{name}.json").read_text()).get("figure_file")
+    for src in sorted((ROOT / "figures" / name.split("/")[0]).glob(f"{ff}.*")) if ff else []:
+        # its figure, whose bytes the record names (figures_sha256)
+        (dest / src.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, dest / src.relative_to(ROOT))
 
 
 @pytest.fixture
@@ -150,6 +155,51 @@ def test_an_edited_cell_is_caught_by_the_check_and_the_report(scratch):
     assert str(cell) in str(e.value)
 
 
+def test_an_edited_cell_whose_fingerprint_file_the_workflow_removed_is_named_without_none(scratch):
+    """Issue 58, item 3: after the workflow removed a stale cell's fingerprint file, the records
+    check says so, never "(None)"."""
+    cell = sorted((scratch / "results" / NAME / "cells").glob("*.parquet"))[0]
+    _edit_cell(cell)
+    cell.with_suffix(".fingerprint").unlink()
+    whats = [p.what for p in _check(scratch) if p.path == str(cell.relative_to(scratch))]
+    assert any(f"its fingerprint file {cell.stem}.fingerprint is missing" in w for w in whats), whats
+    assert not any("None" in w for w in whats), whats
+
+
+def test_a_swapped_figure_is_refused_by_the_check_and_the_report(scratch):
+    """Issue 58, item 3: the figure job names its files' sha256 in the record (figures_sha256);
+    ``cp figures/<another>.png figures/shivaswamy2012/fig4.png`` is then caught by the records
+    check and refused by the report, in one line naming the file."""
+    from rankrepro.pipeline.integrity import FIGURES
+    from rankrepro.report.figures import build_figure
+    from rankrepro.report.html import RecordMismatch, build_report
+
+    rec_path = scratch / "results" / f"{NAME}.json"
+    png = scratch / "figures" / "shivaswamy2012" / "fig4.png"
+    before = json.loads(rec_path.read_text())
+    build_figure(committed_catalog()[NAME], rec_path.with_suffix(".csv"), png, png.with_suffix(".pdf"), rec_path)
+    rec = json.loads(rec_path.read_text())
+    assert rec[FIGURES] == {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in (png, png.with_suffix(".pdf"))}
+    assert {k: v for k, v in rec.items() if k not in (FIGURES, "record_sha256")} == \
+        {k: v for k, v in before.items() if k not in (FIGURES, "record_sha256")}  # nothing else moved
+    assert png.stat().st_mtime >= rec_path.stat().st_mtime  # the figure not older than its input
+    out = scratch / "results" / "report" / "index.html"
+    pngs = {"shivaswamy2012/fig4": str(png)}
+    assert _check(scratch) == []
+    build_report([str(rec_path)], pngs, out, "paper")  # no complaint
+    png.write_bytes((ROOT / "figures" / "arena" / "comparison" / "cd_collab_gp.png").read_bytes())
+    problems = _check(scratch)
+    assert [p.path for p in problems] == ["figures/shivaswamy2012/fig4.png"], problems
+    assert "a figure swapped or edited" in problems[0].what and "\n" not in problems[0].what
+    out.unlink()
+    with pytest.raises(RecordMismatch, match="fig4.png: its bytes are not those") as e:
+        build_report([str(rec_path)], pngs, out, "paper")
+    assert str(png) in str(e.value) and not out.exists()
+    # a PNG the report would embed for a record without that figure is refused too
+    with pytest.raises(RecordMismatch, match="names no such figure"):
+        build_report([str(rec_path)], {"shivaswamy2012/fig4": str(png.with_name("other.png"))}, out, "paper")
+
+
 # ---- the workflow reruns a cell whose bytes changed (a dry run in a scratch copy)
 
 WF_NAME = "elsas2008/sec3_table"
@@ -183,7 +233,12 @@ def test_the_workflow_reruns_a_cell_whose_bytes_changed(workflow):
     assert "rule run_cell" not in out and "rule aggregate" not in out, out[-3000:]  # all current
     cell = workflow / "results" / WF_NAME / "cells" / "list-rankingRNRNRN.parquet"
     _edit_cell(cell)
+    fp = cell.with_suffix(".fingerprint")
+    kept = fp.read_bytes()
+    # a dry run (issue 58, item 3) removes nothing, yet plans the cell's rerun and names it
     out = _dry_run(workflow)
+    assert fp.read_bytes() == kept
+    assert "dry run: 1 cell(s) no longer match their fingerprint file" in out and cell.name in out, out[-3000:]
     assert "rule run_cell" in out and "rule aggregate" in out, out[-3000:]
     assert f"results/{WF_NAME}/cells/list-rankingRNRNRN.parquet" in out
     # only that cell: the others' bytes are those their fingerprint files name

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from .pipeline.cells import Experiment
-from .pipeline.integrity import SCRATCH, RecordProblem, cell_file, check_cells, compare_files
+from .pipeline.integrity import (FIGURES, SCRATCH, RecordProblem, cell_file, check_cells, compare_files,
+                                 figure_problems)
 from .pipeline.verify import verification_path
 
 
@@ -61,7 +62,23 @@ def reaggregate(exp: Experiment, rec: dict, root: Path, scratch: Path, load, kno
         made = json.loads(out.read_text())
         made["dataset"] = {**made["dataset"], "sources": rec["dataset"]["sources"]}
         atomic_write(out, lambda tmp: Path(tmp).write_text(dumps(made)))
+    _carry_figures(out, rec)
     return out
+
+
+def _carry_figures(made: Path, rec: dict) -> None:
+    """The figures' hashes of the committed record into the record made again (the figure job
+    names them, after the aggregation; they are checked against the figure files apart:
+    :func:`~rankrepro.pipeline.integrity.figure_problems`)."""
+    if not isinstance(rec, dict) or FIGURES not in rec or not made.is_file():
+        return
+    from .io import atomic_write, dumps
+    from .pipeline.integrity import seal
+
+    m = json.loads(made.read_text())
+    m = {k: v for k, v in m.items() if k not in (FIGURES, "record_sha256")}
+    m[FIGURES] = rec[FIGURES]
+    atomic_write(made, lambda tmp: Path(tmp).write_text(dumps(seal(m))))
 
 
 def _check_group(catalog: dict[str, Experiment], names: list[str], root: Path, scratch: Path,
@@ -101,6 +118,7 @@ def _check_group(catalog: dict[str, Experiment], names: list[str], root: Path, s
                             f"{str(rec['git_commit'])[:10]} (+dirty)")
         if rec.get("status") == "ran":
             problems += check_cells(exp, rec, root, rel)
+        problems += [RecordProblem(*_split(x, rel)) for x in figure_problems(path, rec)]
         try:
             made = reaggregate(exp, rec, root, scratch, load, known)
         except Exception as e:  # noqa: BLE001 - a record that cannot be made again is a finding, named
@@ -170,6 +188,19 @@ def _check_comparisons(catalog, root: Path, scratch: Path, rel, problems: list[R
         except Exception as e:  # noqa: BLE001
             problems.append(RecordProblem(rel(path), f"cannot be compared again from its cells: {e}"))
             continue
+        try:
+            committed = json.loads(path.read_text())
+        except ValueError:
+            committed = None
+        if isinstance(committed, dict):
+            problems += [RecordProblem(*_split(x, rel)) for x in figure_problems(path, committed)]
+            _carry_figures(out, committed)
         for ext in (".json", ".csv", ".md"):
             problems += compare_files(path.with_suffix(ext), out.with_suffix(ext), rel)
     return n
+
+
+def _split(line: str, rel) -> tuple[str, str]:
+    """A problem line "<file>: <what>" as (the file relative to the checkout, what)."""
+    f, _, what = line.partition(": ")
+    return rel(Path(f)), what

@@ -101,17 +101,46 @@ def _touch(paths: list[Path], when: float) -> None:
             os.utime(p, (when, when))
 
 
+#: Snakemake options under which it only plans, lists or draws and runs no job: a dry run
+#: (``-n``, also among short flags: ``-np``), a summary, a listing, a graph, a lint
+_PLANNING = {"--dry-run", "--dryrun", "--dry_run", "--summary", "--detailed-summary", "--list-rules", "--list",
+             "--list-target-rules", "--lt", "--dag", "--rulegraph", "--filegraph", "--d3dag", "--lint",
+             "--list-changes", "--lc", "--list-input-changes", "--li", "--list-params-changes", "--lp",
+             "--list-code-changes", "--list-untracked", "--lu", "--containerize", "--print-compilation"}
+
+
+def plans_only(argv: list[str]) -> bool:
+    """Whether Snakemake's command line ``argv`` (without the program) runs no job: then the
+    workflow's parse writes and deletes nothing (:func:`sync` with ``dry``)."""
+    for a in argv:
+        if a.split("=", 1)[0] in _PLANNING:
+            return True
+        if a.startswith("-") and not a.startswith("--") and a[1:].isalpha() and set(a[1:]) & set("nSDl"):
+            return True  # -n, -np, -S (summary), -D (detailed summary), -l (list rules)
+    return False
+
+
 def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: str = "", batch: bool = False,
-         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None) -> dict[str, int]:
+         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None,
+         dry: bool = False) -> dict[str, int]:
     """Align file times with content (see the module docstring).  ``used``: experiment ->
     the processed data set it runs on (None: generated data); experiments missing from it
     are not run.  ``comparisons``: arena family -> (its experiments, the text of its family
     file ``config/arena/<family>.yaml``).  Returns the number of ``current`` and ``stale``
-    cells.  With ``batch`` (one job per artefact, nothing committed) there is nothing to align."""
+    cells and, under ``stale_cells``, the stale cells' results files.  With ``batch`` (one
+    job per artefact, nothing committed) there is nothing to align.  ``dry`` (a dry run,
+    :func:`plans_only`): no fingerprint file is removed (a dry run deletes nothing and changes
+    no byte; current outputs are re-dated as in any run, so that its plan is the real one's
+    for them); its plan may then leave out the stale cells, which the caller names."""
     root = Path(root)
-    counts = {"current": 0, "stale": 0}
+    counts = {"current": 0, "stale": 0, "stale_cells": []}
     if batch:
         return counts
+    return _sync(catalog, used, prefix, root, comparisons, counts, dry)
+
+
+def _sync(catalog, used, prefix: str, root: Path, comparisons, counts: dict, dry: bool) -> dict:
+    touch = _touch  # even in a dry run: the times of current outputs, no byte, make its plan the real one
     now = time.time()  # after every input not re-dated here; equal times suffice (module docstring)
     all_current = True
     current: set[str] = set()  # the experiments whose cells and record are all current
@@ -131,19 +160,21 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
             if is_current(exp, c.id, data_id, fp, out):
                 # dated with every other output: a sensitivity cell is not older than the main cell
                 # it may take trials from, nor a twin than the cell whose results it takes
-                _touch([out, fp], now)
+                touch([out, fp], now)
                 counts["current"] += 1
             else:
-                fp.unlink(missing_ok=True)
+                if not dry:
+                    fp.unlink(missing_ok=True)
                 counts["stale"] += 1
+                counts["stale_cells"].append(str(out.relative_to(root)) if out.is_relative_to(root) else str(out))
                 exp_current = False
         base = root / f"{prefix}results/{exp.paper}/{exp.artefact}"
         rec = base.with_suffix(".json")
         if exp_current and rec.is_file() and _record_fingerprint(rec) == config_fingerprint(exp):
-            _touch([base.with_suffix(".csv"), base.with_suffix(".md"), rec], now)
+            touch([base.with_suffix(".csv"), base.with_suffix(".md"), rec], now)
             if exp.figure_file is not None:
                 fig = root / f"{prefix}figures/{exp.paper}/{exp.figure_file}"
-                _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
+                touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
             current.add(name)
         else:
             all_current = False
@@ -151,13 +182,13 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
         # an arena comparison reads its experiments' cells and resolved configs and its family file
         rec = root / f"{prefix}results/arena/comparison/{family}.json"
         if all(m in current for m in members) and rec.is_file() and _record_field(rec, "config") == definition:
-            _touch([rec.with_suffix(".md"), rec.with_suffix(".csv"), rec], now)
+            touch([rec.with_suffix(".md"), rec.with_suffix(".csv"), rec], now)
             fig = root / f"{prefix}figures/arena/comparison/cd_{family}"
-            _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
+            touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
         else:
             all_current = False
     if all_current:
-        _touch([root / f"{prefix}results/report/index.html"], now)
+        touch([root / f"{prefix}results/report/index.html"], now)
     return counts
 
 

@@ -44,6 +44,11 @@ UNCOMPARED = ("git_commit", "versions")
 SCRATCH = Path("runs") / "verify-records"
 
 
+class RecordMismatch(ValueError):
+    """Records the report refuses: edited since they were written, whose cells changed, or whose
+    figures are not those they name (the report's module re-exports it)."""
+
+
 @dataclass
 class RecordProblem:
     path: str  # the file, relative to the checkout
@@ -110,7 +115,10 @@ def write_sealed(path, record: dict) -> bool:
         except ValueError:
             old = None
         if isinstance(old, dict) and seal_problem(old) is None:
-            strip = lambda d: {k: v for k, v in d.items() if k not in (*UNCOMPARED, "record_sha256")}  # noqa: E731
+            # the figures' hashes are the figure job's, after the aggregation: an aggregation that
+            # says what the record says keeps them (its figure is the same)
+            skip = (*UNCOMPARED, "record_sha256", *(() if FIGURES in record else (FIGURES,)))
+            strip = lambda d: {k: v for k, v in d.items() if k not in skip}  # noqa: E731
             # a stamp of a modified tree ("+dirty") gives way to a clean one for the same content:
             # the record then names a commit a reader can check out
             dirty_kept = (str(old.get("git_commit", "")).endswith("+dirty")
@@ -123,6 +131,78 @@ def write_sealed(path, record: dict) -> bool:
                 return False
     atomic_write(p, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
     return True
+
+
+#: a record's field naming its figure files' sha256 (file name -> sha256), written by the figure job
+FIGURES = "figures_sha256"
+
+
+def figure_files(record_json: str | os.PathLike, record: dict) -> dict[str, Path]:
+    """The figure files a record's artefact has (PNG and PDF, by file name), where the pipeline
+    writes them in the record's output tree: ``figures/<paper>/<figure_file>.*`` for an
+    artefact, ``figures/arena/comparison/<figure>`` for an arena comparison; none without a figure."""
+    rj = Path(record_json)
+    if record.get("kind") == "comparison":
+        if not record.get("figure"):
+            return {}
+        stem, folder = Path(str(record["figure"])).stem, rj.parents[3] / "figures" / "arena" / "comparison"
+    elif record.get("figure_file") and record.get("status") == "ran":
+        stem, folder = str(record["figure_file"]), rj.parents[2] / "figures" / str(record["paper"])
+    else:
+        return {}
+    return {f"{stem}{ext}": folder / f"{stem}{ext}" for ext in (".png", ".pdf")}
+
+
+def record_figures(record_json: str | os.PathLike, written: list | None = None) -> dict:
+    """Name the sha256 of the figure files of the record at ``record_json`` (``written``: the
+    files just drawn, else :func:`figure_files`) in it (:data:`FIGURES`) and seal it again
+    (:func:`write_sealed`); the files are then dated with the record (the figure job's outputs
+    no older than this input of it).  Returns the record."""
+    from ..files import read_json
+
+    p = Path(record_json)
+    rec = read_json(p, "record")
+    files = {Path(f).name: Path(f) for f in written} if written else figure_files(p, rec)
+    files = {n: f for n, f in files.items() if f.is_file()}
+    if not files:
+        return rec
+    rec = {k: v for k, v in rec.items() if k not in (FIGURES, "record_sha256")}
+    rec[FIGURES] = {n: file_digest(f) for n, f in sorted(files.items())}
+    write_sealed(p, rec)
+    t = p.stat().st_mtime
+    for f in files.values():
+        os.utime(f, (t, t))
+    return rec
+
+
+def figure_problems(record_json: str | os.PathLike, record: dict, embedded: str | os.PathLike | None = None,
+                    strict: bool = True) -> list[str]:
+    """Each figure file of the record whose bytes are not those the record names (one line
+    naming the file: a figure swapped for another, or edited), and ``embedded`` (the PNG a
+    report embeds for the record) when the record names no such file.  ``strict``: a record
+    with a figure that names no hashes at all is a problem too (else nothing is checked)."""
+    out = []
+    files = figure_files(record_json, record)
+    named = record.get(FIGURES)
+    if embedded is not None and Path(embedded).name not in files:
+        out.append(f"{embedded}: the report would embed it for {record_json}, which names no such figure")
+    if not files:
+        return out
+    if not isinstance(named, dict):
+        return out + ([f"{record_json}: names no {FIGURES} (made before records named their figures' hashes: "
+                       "aggregate it again, with its figure)"] if strict else [])
+    for n, f in files.items():
+        if embedded is not None and Path(embedded).name == n:
+            f = Path(embedded)
+        if not f.is_file():
+            if n.endswith(".png") or n in named:
+                out.append(f"{f}: missing (named by {record_json})")
+        elif n not in named:
+            out.append(f"{f}: {record_json} names no sha256 for it")
+        elif (got := file_digest(f)) != named[n]:
+            out.append(f"{f}: its bytes are not those {record_json} names (sha256 {got[:12]}, the record names "
+                       f"{str(named[n])[:12]}): a figure swapped or edited")
+    return out
 
 
 def seal_problem(record: dict) -> str | None:
@@ -221,13 +301,8 @@ def check_cells(exp: Experiment, rec: dict, root: Path, rel) -> list[RecordProbl
             continue
         digest = file_digest(p)
         fp = p.with_suffix(".fingerprint")
-        try:
-            kept = json.loads(fp.read_text()).get("sha256")
-        except (OSError, ValueError, AttributeError):
-            kept = None
-        if kept != digest:
-            out.append(RecordProblem(rel(p), f"its bytes (sha256 {digest[:12]}) are not those its fingerprint file "
-                                             f"names ({str(kept)[:12]})"))
+        if (why := _fingerprint_problem(fp, digest)) is not None:
+            out.append(RecordProblem(rel(p), f"its bytes (sha256 {digest[:12]}) {why}"))
         if named and named.get(c.id) != digest:
             out.append(RecordProblem(rel(p), f"its bytes (sha256 {digest[:12]}) are not those its record names "
                                              f"({str(named.get(c.id))[:12]})"))
@@ -236,6 +311,21 @@ def check_cells(exp: Experiment, rec: dict, root: Path, rel) -> list[RecordProbl
                                  f"cells_sha256 names {sorted(set(named) ^ {c.id for c in exp.all_cells})[:3]} "
                                  "which are not (or not all) the experiment's cells"))
     return out
+
+
+def _fingerprint_problem(fp: Path, digest: str) -> str | None:
+    """What is wrong with a cell's fingerprint file ``fp`` for results of sha256 ``digest``
+    (None: it names them), said without a placeholder such as ``None``."""
+    if not fp.is_file():
+        return (f"cannot be checked: its fingerprint file {fp.name} is missing (the workflow removes it from a "
+                "cell that no longer matches it, an edited one among them, and reruns the cell)")
+    try:
+        kept = json.loads(fp.read_text()).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        return f"cannot be checked: its fingerprint file {fp.name} is not readable JSON (damaged?)"
+    if not isinstance(kept, str):
+        return f"cannot be checked: its fingerprint file {fp.name} names no sha256"
+    return None if kept == digest else f"are not those its fingerprint file names ({kept[:12]})"
 
 
 def compare_files(committed: Path, made: Path, rel) -> list[RecordProblem]:

@@ -410,8 +410,10 @@ def build_comparison(arena: Arena, exps: dict[str, Experiment], cell_paths: dict
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    from ..pipeline.integrity import write_sealed
+    from ..pipeline.integrity import FIGURES, file_digest, write_sealed
 
+    # the diagram's files by their hashes, drawn above (issue 58): a figure swapped later is refused
+    rec[FIGURES] = {f.name: file_digest(f) for f in (png, png.with_suffix(".pdf"))}
     write_sealed(out_json, rec)
     return rec
 

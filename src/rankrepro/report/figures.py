@@ -180,3 +180,7 @@ def build_figure(exp: Experiment, summary_csv: str | os.PathLike, out_png: str |
                                                                 "Producer": None}))
     finally:
         plt.close(fig)
+    if record_json:  # the record names the figure's files by their hashes (issue 58): a swapped one is refused
+        from ..pipeline.integrity import record_figures
+
+        record_figures(record_json, [out_png, out_pdf])

@@ -331,8 +331,7 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])))
 
 
-class RecordMismatch(ValueError):
-    """Records the report refuses: edited since they were written, or whose cells changed."""
+from ..pipeline.integrity import RecordMismatch  # noqa: E402 - re-exported: the report raises it
 
 
 def report_roots(out_html: str | os.PathLike) -> list[Path]:
@@ -348,15 +347,17 @@ def report_roots(out_html: str | os.PathLike) -> list[Path]:
 def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str,
                  kept: dict[str, str] | None = None, roots: list[str | os.PathLike] | None = None) -> None:
     """Raises :class:`RecordMismatch`, naming each file, when a record is not what was written
-    (its ``record_sha256``) or a cell it names no longer has the bytes it was aggregated from
-    (``cells_sha256``): the report shows no number whose chain to its cells is broken.
+    (its ``record_sha256``), a cell it names no longer has the bytes it was aggregated from
+    (``cells_sha256``), or a figure file of it (or the PNG embedded for it) has not the bytes
+    the record names (``figures_sha256``): the report shows no number whose chain to its cells
+    is broken, and no figure swapped for another.
 
     ``roots``: the folders its inputs (records, figure PNGs, which are embedded) must resolve
     inside (default :func:`report_roots`; ``rankrepro run`` passes its ``--out``): one that
     leads outside (a symbolic link to ``/etc/passwd``) is refused, naming it
     (:class:`~rankrepro.checkout.OutsideCheckout`), before it is read."""
     from ..checkout import refuse_outside
-    from ..pipeline.integrity import record_problems
+    from ..pipeline.integrity import figure_problems, record_problems
 
     roots = list(roots) if roots is not None else report_roots(out_html)
     records, comparisons, files = [], [], {}
@@ -372,11 +373,19 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
             if key not in rec:
                 raise DamagedFile(p, f"the record has no field '{key}'")
         problems += record_problems(p, rec)
+        # the figure it embeds: one the record names, with the bytes it names (a swapped PNG is refused)
+        try:
+            key = (f"comparison/{Path(rec['figure']).stem}" if rec.get("kind") == "comparison"
+                   else f"{rec['paper']}/{rec.get('figure_file') or rec['artefact']}")
+        except (KeyError, TypeError):
+            key = None
+        problems += figure_problems(p, rec, png_paths.get(key) if key else None)
         loaded.append((p, rec))
-    if problems:
-        raise RecordMismatch("the report refuses records that do not match what was written or the cells they were "
-                             "aggregated from (`rankrepro verify --records` says more; the workflow aggregates them "
-                             "again, rerunning a changed cell):\n  " + "\n  ".join(problems))
+    if problems:  # one line per file
+        raise RecordMismatch("the report refuses records that do not match what was written, the cells they were "
+                             "aggregated from or their figures (`rankrepro verify --records` says more; the workflow "
+                             "aggregates them again, rerunning a changed cell, and draws their figures again):"
+                             + ("\n  " if len(problems) > 1 else " ") + "\n  ".join(problems))
     for p, rec in loaded:
         try:
             if rec.get("kind") == "comparison":  # an arena family's comparison (report.arena)
