@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .pipeline.cells import Experiment
 from .pipeline.integrity import (FIGURES, SCRATCH, RecordProblem, cell_file, check_cells, compare_files,
-                                 figure_problems)
+                                 figure_problems, note_aggregated, seal_problem)
 from .pipeline.verify import verification_path
 
 
@@ -116,6 +116,7 @@ def _check_group(catalog: dict[str, Experiment], names: list[str], root: Path, s
         if str(rec.get("git_commit", "")).endswith("+dirty"):
             warnings.append(f"warning: {rel(path)} was made from a tree whose sources differed from commit "
                             f"{str(rec['git_commit'])[:10]} (+dirty)")
+        before = len(problems)
         if rec.get("status") == "ran":
             problems += check_cells(exp, rec, root, rel)
         problems += [RecordProblem(*_split(x, rel)) for x in figure_problems(path, rec)]
@@ -126,6 +127,8 @@ def _check_group(catalog: dict[str, Experiment], names: list[str], root: Path, s
             continue
         for ext in (".json", ".csv", ".md"):
             problems += compare_files(path.with_suffix(ext), made.with_suffix(ext), rel)
+        if len(problems) == before and seal_problem(rec) is None:
+            note_aggregated(rec)  # the report says which records were aggregated again here
     return problems, warnings, n
 
 
@@ -192,11 +195,14 @@ def _check_comparisons(catalog, root: Path, scratch: Path, rel, problems: list[R
             committed = json.loads(path.read_text())
         except ValueError:
             committed = None
+        before = len(problems)
         if isinstance(committed, dict):
             problems += [RecordProblem(*_split(x, rel)) for x in figure_problems(path, committed)]
             _carry_figures(out, committed)
         for ext in (".json", ".csv", ".md"):
             problems += compare_files(path.with_suffix(ext), out.with_suffix(ext), rel)
+        if len(problems) == before and isinstance(committed, dict) and seal_problem(committed) is None:
+            note_aggregated(committed)
     return n
 
 

@@ -92,14 +92,15 @@ def _committed_text(p: Path) -> str | None:
     return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
 
 
-def write_sealed(path, record: dict) -> bool:
+def write_sealed(path, record: dict, aggregated: bool = True) -> bool:
     """Write ``record`` sealed (:func:`seal`) to ``path``, unless the file there (or, when the
     workflow removed it before the job, its committed version) already says the same: equal but
     for :data:`UNCOMPARED` (when and where it was written).  Then that text is kept (written back
     as it was), with the commit and machine that first wrote that content: re-aggregating one
     artefact rewrites none of its siblings' records whose content did not change -- unless that
     commit was a modified tree's ("+dirty") and this one is clean.  Returns
-    whether new content was written."""
+    whether new content was written.  ``aggregated``: the record was made from its cells here (an
+    aggregation job): noted as such (:func:`note_aggregated`)."""
     from ..files import atomic_write
     from ..io import dumps
 
@@ -124,12 +125,17 @@ def write_sealed(path, record: dict) -> bool:
             dirty_kept = (str(old.get("git_commit", "")).endswith("+dirty")
                           and not str(record.get("git_commit", "")).endswith("+dirty"))
             if strip(old) == json.loads(dumps(strip(record))) and not dirty_kept:
+                if aggregated:  # what was aggregated here says what the kept text says
+                    note_aggregated(old)
                 if on_disk:
                     os.utime(p)  # its time is the job's, as if written (Snakemake plans by file times)
                 else:
                     atomic_write(p, lambda tmp: Path(tmp).write_text(text))
                 return False
-    atomic_write(p, lambda tmp: Path(tmp).write_text(dumps(seal(record))))
+    sealed = seal(record)
+    atomic_write(p, lambda tmp: Path(tmp).write_text(dumps(sealed)))
+    if aggregated:
+        note_aggregated(sealed)
     return True
 
 
@@ -166,9 +172,10 @@ def record_figures(record_json: str | os.PathLike, written: list | None = None) 
     files = {n: f for n, f in files.items() if f.is_file()}
     if not files:
         return rec
+    here = aggregated_here(rec)  # only a record aggregated here stays noted so with its figures' hashes
     rec = {k: v for k, v in rec.items() if k not in (FIGURES, "record_sha256")}
     rec[FIGURES] = {n: file_digest(f) for n, f in sorted(files.items())}
-    write_sealed(p, rec)
+    write_sealed(p, rec, aggregated=here)
     t = p.stat().st_mtime
     for f in files.values():
         os.utime(f, (t, t))
@@ -203,6 +210,43 @@ def figure_problems(record_json: str | os.PathLike, record: dict, embedded: str 
             out.append(f"{f}: its bytes are not those {record_json} names (sha256 {got[:12]}, the record names "
                        f"{str(named[n])[:12]}): a figure swapped or edited")
     return out
+
+
+def _aggregated_mark(record: dict) -> Path | None:
+    """Where this machine notes that a record with this ``record_sha256`` was aggregated from its
+    cells here: an empty file named by the hash in the user's cache folder
+    (:func:`~rankrepro.pipeline.catalog.default_cache_dir`, outside every checkout: no commit
+    can plant one)."""
+    import re
+
+    from .catalog import default_cache_dir
+
+    h = record.get("record_sha256") if isinstance(record, dict) else None
+    if not isinstance(h, str) or not re.fullmatch(r"[0-9a-f]{64}", h):
+        return None
+    return default_cache_dir() / "aggregated" / h
+
+
+def note_aggregated(record: dict) -> None:
+    """Note that ``record`` (sealed) was made, or made again and found identical, from its cells
+    on this machine (by an aggregation job or ``rankrepro verify --records``).  Best effort: a
+    cache folder that cannot be written notes nothing (the report then says the record was not
+    aggregated here)."""
+    mark = _aggregated_mark(record)
+    if mark is None:
+        return
+    try:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+    except OSError:
+        pass
+
+
+def aggregated_here(record: dict) -> bool:
+    """Whether this machine made this very record (its ``record_sha256``) from its cells, or
+    aggregated it again and found it identical (:func:`note_aggregated`)."""
+    mark = _aggregated_mark(record)
+    return mark is not None and mark.is_file()
 
 
 def seal_problem(record: dict) -> str | None:

@@ -306,12 +306,13 @@ def comparison(rec: dict, png: str | None = None, files: list[tuple[str, str]] =
 
 def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, list[tuple[str, str]]] | None = None,
            head_commit: str | None = None, kept: dict[str, str] | None = None,
-           comparisons: list[tuple[dict, str | None]] = ()) -> str:
+           comparisons: list[tuple[dict, str | None]] = (), not_aggregated: tuple[list[str], int] | None = None) -> str:
     """The page.  ``files``: per record name, the (label, relative link) of its files;
     ``head_commit``: the commit the report is made from (default: the last commit of the sources,
     :func:`rankrepro.provenance.source_commit`, which committing the report itself does not move);
     ``kept``: the reproduced records whose data are absent here, shown as committed (name -> why);
-    ``comparisons``: the arena's comparison records and their diagrams, shown first in their section."""
+    ``comparisons``: the arena's comparison records and their diagrams, shown first in their section;
+    ``not_aggregated``: (the records this machine did not aggregate from their cells, of how many)."""
     files, kept = files or {}, kept or {}
     arts = [artefact(r, png, files.get(r["name"], []), staleness(r), kept.get(r["name"])) for r, png in records]
     comps = [comparison(r, png, files.get(r["name"], [])) for r, png in comparisons]
@@ -328,7 +329,8 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         sc=scorecard([a["rec"] for a in scored]), n_ran=len(ran), caveat=caveat,
         caveat_parts=caveat.split(". ", 1) if caveat else None, kept=sorted(kept),
         not_run=[a["rec"] for a in arts if not a["ran"]], stale=[a for a in arts if a["stale"]],
-        verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])))
+        verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])),
+        not_aggregated=not_aggregated)
 
 
 from ..pipeline.integrity import RecordMismatch  # noqa: E402 - re-exported: the report raises it
@@ -357,7 +359,7 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
     leads outside (a symbolic link to ``/etc/passwd``) is refused, naming it
     (:class:`~rankrepro.checkout.OutsideCheckout`), before it is read."""
     from ..checkout import refuse_outside
-    from ..pipeline.integrity import figure_problems, record_problems
+    from ..pipeline.integrity import aggregated_here, figure_problems, record_problems
 
     roots = list(roots) if roots is not None else report_roots(out_html)
     records, comparisons, files = [], [], {}
@@ -402,7 +404,10 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
             raise DamagedFile(p, f"the record is not what the report reads ({e})") from None
     records.sort(key=lambda rp: (rp[0]["paper"], rp[0]["artefact"]))
     comparisons.sort(key=lambda rp: rp[0]["family"])
-    page = render(records, scale, files, kept=kept, comparisons=comparisons)
+    # the seals, cells and figures are checked above, in a second; aggregating every record again
+    # takes minutes: the page says plainly which records this machine aggregated from their cells
+    not_here = sorted(rec["name"] for _, rec in loaded if not aggregated_here(rec))
+    page = render(records, scale, files, kept=kept, comparisons=comparisons, not_aggregated=(not_here, len(loaded)))
     files_atomic_write(out_html, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
 
 
