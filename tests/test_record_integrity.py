@@ -119,26 +119,29 @@ def test_an_edited_record_is_caught_by_the_check_and_the_report(scratch, edit):
 @pytest.mark.parametrize("edit", [_bump_mean, _flip_verdict], ids=["edited mean", "flipped verdict"])
 def test_an_edited_record_sealed_again_is_caught_by_aggregating_it_again(scratch, edit, monkeypatch, tmp_path):
     """The seal is no secret: the report's cheap checks cannot tell a record edited and sealed
-    again with the package's own seal() (issue 58, item 3); aggregating it again can.  The
-    report says plainly which records were not aggregated from their cells on this machine
-    (none before `rankrepro verify --records`, the edited one after it)."""
+    again with the package's own seal() (issue 58, item 3); aggregating it again can.  Every
+    report page says plainly that it does not aggregate again, and `rankrepro report` names the
+    records this machine has not aggregated from their cells (all before `rankrepro verify
+    --records`, none after it, the edited one once it is sealed again)."""
+    from rankrepro.report.html import build_report
+
     committed_catalog()  # composed before the cache folder moves (the notes go there)
     monkeypatch.setenv("RANKREPRO_CACHE_DIR", str(tmp_path / "cache"))
     page = scratch / "results" / "report" / "index.html"
-    _report(scratch)
-    assert "1 of 1 records are shown as committed, not aggregated again" in page.read_text()
-    assert _check(scratch) == []  # aggregated again here, identical: the page says so
-    _report(scratch)
-    assert "All 1 records were aggregated from their cells on the machine that built this page" in page.read_text()
+
+    def report() -> list[str]:
+        return build_report([str(scratch / "results" / f"{NAME}.json")], {}, page, "paper")
+
+    assert report() == [NAME]  # not aggregated on this machine yet
+    assert "It does not aggregate the records again from their cells" in page.read_text()  # said on every page
+    assert _check(scratch) == []  # aggregated again here, identical
+    assert report() == []
     _edit_record(scratch, edit, reseal=True)
-    _report(scratch)  # not refused: the seal and the cells' bytes are right ...
-    text = page.read_text()
-    assert "1 of 1 records are shown as committed, not aggregated again" in text and NAME in text
-    problems = _check(scratch)  # ... aggregating the record again from its cells catches it
+    assert report() == [NAME]  # not refused (its seal and cells' bytes are right), but named ...
+    problems = _check(scratch)  # ... and aggregating the record again from its cells catches it
     assert len(problems) == 1 and problems[0].path == f"results/{NAME}.json", problems
     assert problems[0].what.startswith(".table[1].mean" if edit is _bump_mean else ".claims[0].verdict")
-    _report(scratch)
-    assert "1 of 1 records are shown as committed, not aggregated again" in page.read_text()
+    assert report() == [NAME]
 
 
 def test_an_edited_markdown_table_is_caught(scratch):

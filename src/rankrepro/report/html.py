@@ -306,13 +306,12 @@ def comparison(rec: dict, png: str | None = None, files: list[tuple[str, str]] =
 
 def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, list[tuple[str, str]]] | None = None,
            head_commit: str | None = None, kept: dict[str, str] | None = None,
-           comparisons: list[tuple[dict, str | None]] = (), not_aggregated: tuple[list[str], int] | None = None) -> str:
+           comparisons: list[tuple[dict, str | None]] = ()) -> str:
     """The page.  ``files``: per record name, the (label, relative link) of its files;
     ``head_commit``: the commit the report is made from (default: the last commit of the sources,
     :func:`rankrepro.provenance.source_commit`, which committing the report itself does not move);
     ``kept``: the reproduced records whose data are absent here, shown as committed (name -> why);
-    ``comparisons``: the arena's comparison records and their diagrams, shown first in their section;
-    ``not_aggregated``: (the records this machine did not aggregate from their cells, of how many)."""
+    ``comparisons``: the arena's comparison records and their diagrams, shown first in their section."""
     files, kept = files or {}, kept or {}
     arts = [artefact(r, png, files.get(r["name"], []), staleness(r), kept.get(r["name"])) for r, png in records]
     comps = [comparison(r, png, files.get(r["name"], [])) for r, png in comparisons]
@@ -329,8 +328,7 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         sc=scorecard([a["rec"] for a in scored]), n_ran=len(ran), caveat=caveat,
         caveat_parts=caveat.split(". ", 1) if caveat else None, kept=sorted(kept),
         not_run=[a["rec"] for a in arts if not a["ran"]], stale=[a for a in arts if a["stale"]],
-        verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])),
-        not_aggregated=not_aggregated)
+        verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])))
 
 
 from ..pipeline.integrity import RecordMismatch  # noqa: E402 - re-exported: the report raises it
@@ -347,12 +345,13 @@ def report_roots(out_html: str | os.PathLike) -> list[Path]:
 
 
 def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str | os.PathLike, scale: str,
-                 kept: dict[str, str] | None = None, roots: list[str | os.PathLike] | None = None) -> None:
+                 kept: dict[str, str] | None = None, roots: list[str | os.PathLike] | None = None) -> list[str]:
     """Raises :class:`RecordMismatch`, naming each file, when a record is not what was written
     (its ``record_sha256``), a cell it names no longer has the bytes it was aggregated from
     (``cells_sha256``), or a figure file of it (or the PNG embedded for it) has not the bytes
     the record names (``figures_sha256``): the report shows no number whose chain to its cells
-    is broken, and no figure swapped for another.
+    is broken, and no figure swapped for another.  Returns the names of the records this
+    machine has not aggregated from their cells (``aggregated_here``): the seal is no secret.
 
     ``roots``: the folders its inputs (records, figure PNGs, which are embedded) must resolve
     inside (default :func:`report_roots`; ``rankrepro run`` passes its ``--out``): one that
@@ -404,11 +403,12 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
             raise DamagedFile(p, f"the record is not what the report reads ({e})") from None
     records.sort(key=lambda rp: (rp[0]["paper"], rp[0]["artefact"]))
     comparisons.sort(key=lambda rp: rp[0]["family"])
-    # the seals, cells and figures are checked above, in a second; aggregating every record again
-    # takes minutes: the page says plainly which records this machine aggregated from their cells
-    not_here = sorted(rec["name"] for _, rec in loaded if not aggregated_here(rec))
-    page = render(records, scale, files, kept=kept, comparisons=comparisons, not_aggregated=(not_here, len(loaded)))
+    page = render(records, scale, files, kept=kept, comparisons=comparisons)
     files_atomic_write(out_html, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    # the seals, cells and figures are checked above, in a second; aggregating every record again
+    # takes minutes: the page says so (the same page on every machine), the caller which records
+    # this machine did not aggregate from their cells
+    return sorted(rec["name"] for _, rec in loaded if not aggregated_here(rec))
 
 
 def rebuild_report(scale: str = "paper", root: str | os.PathLike = ".") -> Path:
@@ -422,5 +422,12 @@ def rebuild_report(scale: str = "paper", root: str | os.PathLike = ".") -> Path:
     pngs = {f"{p.parent.name}/{p.stem}": str(p)
             for p in [*(prefix / "figures").glob("*/*.png"), *(prefix / "figures").glob("*/comparison/*.png")]}
     out = prefix / "results" / "report" / "index.html"
-    build_report(records, pngs, out, scale, roots=[root])
+    not_here = build_report(records, pngs, out, scale, roots=[root])
+    if not_here:  # said, not refused: `make verify` aggregates them again (docs/reproducibility.md)
+        import sys
+
+        print(f"rankrepro report: {len(not_here)} of {len(records)} records were not aggregated from their cells "
+              f"on this machine (by the workflow or `rankrepro verify --records`): their seals and the bytes of their "
+              f"cells and figures are checked, not their content; `make verify` aggregates them again "
+              f"({', '.join(not_here[:3])}{', ...' if len(not_here) > 3 else ''})", file=sys.stderr)
     return out
