@@ -350,6 +350,7 @@ def test_a_data_file_that_is_a_link_is_refused(toy, monkeypatch, tmp_path_factor
     (raw / "u.data").symlink_to(secret)
     a = F.availability("toy", paths, mirror)
     assert a.state == "changed" and str(raw / "u.data") in a.reason and "symbolic link" in a.reason
+    assert "link" in a.how_to_obtain and "quarantine" not in a.how_to_obtain
     with pytest.raises(LinkedFile, match="symbolic link"):
         F.fetch("toy", paths=paths, mirror=mirror, **QUIET)
     with pytest.raises((LinkedFile, F.ChecksumError), match="symbolic link"):

@@ -427,9 +427,11 @@ def availability(name: str, paths: Paths | None = None, mirror: Path | None = No
                                               f"for {', '.join(local.unpinned)} (accepted with the sums recorded "
                                               "when fetched)")
     if local.problem:
+        linked = " is a symbolic link (" in local.problem
         return Availability(name, "changed", local.problem,
-                            how_to_obtain=f"`rankrepro fetch {name}` moves the changed file to "
-                                          f"{paths.quarantine / entry.name} and fetches it again")
+                            how_to_obtain="put the file itself in place of the link" if linked else
+                            f"`rankrepro fetch {name}` moves the changed file to "
+                            f"{paths.quarantine / entry.name} and fetches it again")
     if placed(entry, paths):
         return Availability(name, "placed", f"put in {paths.raw / entry.name} by hand, not fetched yet: the fetch job "
                                             "hashes every file (against the registry where it pins one; an unpinned "
