@@ -152,8 +152,8 @@ if not FORCE and not LINTING and workflow.is_main_process:
         Path(STALE_STAMP).write_text("".join(f"{c}\n" for c in sorted(DRY_STALE)))
         _shown = ", ".join(sorted(DRY_STALE)[:3]) + (", ..." if len(DRY_STALE) > 3 else "")
         logger.info(f"dry run: {len(DRY_STALE)} cell(s) no longer match their fingerprint file ({_shown}); "
-                    f"nothing is removed (a real run removes those fingerprint files): the plan reruns them "
-                    f"through {STALE_STAMP}")
+                    f"nothing is removed (a real run removes those fingerprint files); where this plan includes them, "
+                    f"it reruns them through {STALE_STAMP}")
 
 
 def cell_stale(wildcards):
