@@ -62,9 +62,12 @@ def _planned(clone: Path) -> dict[str, int]:
 def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], set[str]]:
     """(experiment, cell) of every cell a planned job computes, and the experiments of the
     planned aggregate jobs (their records).  A pack's job (rule cells_<paper>_<artefact>_<k>)
-    computes those of its cells that are not current: whose fingerprint file the workflow
-    removed as it planned (rankrepro.jobs.job_run_cells keeps the others)."""
+    computes those of its cells that are not current (rankrepro.jobs.job_run_cells keeps the
+    others): those a dry run lists in its stamp (rules/common.smk: a dry run removes no
+    fingerprint file, issue 58), or whose fingerprint file is missing."""
     out = _dry_run(clone)
+    stamp = clone / ".snakemake" / "rankrepro" / "stale-cells.txt"
+    stale = set(stamp.read_text().split()) if "dry run: " in out and stamp.is_file() else set()
     cells, records = set(), set()
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", out):
         if block.startswith("rule run_cell:"):
@@ -74,7 +77,8 @@ def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], set[str]]:
         elif block.startswith("rule cells_"):
             found = re.findall(r"results/(\w+/\w+)/cells/([^,\s]+?)\.parquet", block.split("log:")[0])
             assert found, block
-            cells |= {(e, c) for e, c in found if not (clone / "results" / e / "cells" / f"{c}.fingerprint").exists()}
+            cells |= {(e, c) for e, c in found if f"results/{e}/cells/{c}.parquet" in stale
+                      or not (clone / "results" / e / "cells" / f"{c}.fingerprint").exists()}
         elif block.startswith(("rule aggregate:", "localrule aggregate:")):
             m = re.search(r"output: results/(\w+/\w+)\.\w+,", block)
             assert m, block
