@@ -103,7 +103,7 @@ def _prank_cells(clone: Path) -> set[tuple[str, str]]:
 
 def _current_copies(clone: Path) -> set[tuple[str, str]]:
     """The cells the workflow copies from a twin (pipeline.cells.twin_cells) whose fingerprint file
-    is current in the clone."""
+    is current in the clone (after the last dry run: not in its stamp of stale cells)."""
     from rankrepro.data.status import data_status
     from rankrepro.pipeline.catalog import default_cache_dir, load_catalog
     from rankrepro.pipeline.cells import twin_cells
@@ -111,8 +111,12 @@ def _current_copies(clone: Path) -> set[tuple[str, str]]:
     cat = load_catalog("paper", config_dir=clone / "config", cache_dir=default_cache_dir())
     used = {n: s.used for n, e in cat.items() for s in [data_status(e.cfg.dataset.source, probe=False)]
             if s.runnable}
+    # stale ones keep their fingerprint file through a dry run: its stamp lists them (issue 58)
+    stamp = clone / ".snakemake" / "rankrepro" / "stale-cells.txt"
+    stale = set(stamp.read_text().split()) if stamp.is_file() else set()
     return {(n, c) for (n, c) in twin_cells(cat, used)
-            if (clone / "results" / n / "cells" / f"{c}.fingerprint").exists()}
+            if (clone / "results" / n / "cells" / f"{c}.fingerprint").exists()
+            and f"results/{n}/cells/{c}.parquet" not in stale}
 
 
 def test_fresh_clone_plans_no_cell(clone):
