@@ -101,6 +101,8 @@ rule aggregate:
         cells=cell_files,
         # the paper's other artefacts: the claims are decided over the paper's family (Holm)
         siblings=sibling_cell_files,
+        # the cells' platform spread (make spread): the record's `platform` section is read from it
+        spread=lambda w: [f] if Path(f := out("results/platform_spread.json")).is_file() else [],
     output:
         csv=report(
             out("results/{paper}/{artefact}.csv"),

@@ -37,6 +37,13 @@ def _verify(args) -> int:
         if git_commit().endswith("+dirty"):
             raise CliError("verify --record stamps the records with the commit the cells were verified at, and "
                            "tracked sources differ from it (git status): commit or stash them first")
+    if args.kernel:  # OpenBLAS and NumPy read their kernel when they load: the command runs again under it
+        from ..pipeline.platforms import KernelError, under_kernel
+
+        try:
+            under_kernel(args.kernel, sys.argv[1:])
+        except KernelError as e:
+            raise CliError(str(e)) from None
     catalog = load_catalog("paper", cache_dir=default_cache_dir(), jobs=catalog_jobs())
     if args.records:
         from ..records_check import check
@@ -46,11 +53,14 @@ def _verify(args) -> int:
         raise CliError(f"--against {args.against}: give the results/ folder of another checkout's run "
                        "(<checkout>/results)")
     checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,
-                 stale=args.stale, reused=args.reused, patterns=args.cells, against=args.against)
+                 stale=args.stale, reused=args.reused, patterns=args.cells, against=args.against,
+                 per_learner=args.per_learner)
     if args.record_spread:
-        from ..pipeline.verify import SPREAD, record_spread
+        from ..pipeline.platforms import SPREAD, current_kernel, record
 
-        print(f"platform spread: {record_spread(checks)} differing cell(s) merged into {SPREAD}")
+        measured, moved = record(checks, catalog)
+        print(f"platform spread under {current_kernel()}: {measured} cell(s) measured, {moved} moved, merged into "
+              f"{SPREAD} (the records carry it once aggregated again: snakemake --forcerun aggregate)")
         return 0
     # identical, or moved only within the rule for numbers that move (last bits, platform spread)
     return 0 if all(c.passes for c in checks) else 1

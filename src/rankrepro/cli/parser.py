@@ -115,7 +115,9 @@ def _parser() -> argparse.ArgumentParser:
                "  rankrepro verify yu2006/tables --reused --cells '*ordinal_predict=*'  # of those, these\n"
                "  rankrepro verify --all --jobs 2 --record         # everything; tell the committed files\n"
                "  rankrepro verify --stale --record --against ../clone/results  # cells a run of this code made\n"
-               "  rankrepro verify --records --jobs 2              # every record against its cells (make verify, first)")
+               "  rankrepro verify --records --jobs 2              # every record against its cells (make verify, first)\n"
+               "  rankrepro verify --kernel sandybridge            # the sample under a pre-AVX2 kernel (CI)\n"
+               "  rankrepro verify --kernel haswell --per-learner --record-spread  # measure the spread (make spread)")
     v.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: all)")
     v.add_argument("--all", action="store_true", help="every committed cell, not the cheapest of each artefact")
     v.add_argument("--stale", action="store_true",
@@ -135,9 +137,15 @@ def _parser() -> argparse.ArgumentParser:
                         "sha256 against its fingerprint file and record; each record, table and Markdown aggregated "
                         "again from its cells and compared byte for byte); all of them, without recomputing a cell")
     v.add_argument("--record-spread", action="store_true",
-                   help="merge each differing cell's differences (per metric) into results/platform_spread.json, "
-                        "with this machine's CPU kernel settings: the spread the same code shows on another "
-                        "kernel, which verify then accepts")
+                   help="merge what was measured (each cell identical or its differences per metric, and the "
+                        "outcomes that change) into results/platform_spread.json, with this machine's CPU kernel "
+                        "settings: the spread the same code shows on another kernel, which verify then accepts")
+    v.add_argument("--kernel", choices=("skylakex", "haswell", "sandybridge"),
+                   help="run under this CPU kernel setting (OpenBLAS core type, NumPy SIMD level, numba target; "
+                        "docs/reproducibility.md, 'The platform spread')")
+    v.add_argument("--per-learner", action="store_true",
+                   help="the cheapest main cell of each learner of each artefact (the platform spread's sample, "
+                        "make spread)")
     v.add_argument("--record", action="store_true",
                    help="write what was verified into the records and refresh the identical cells' fingerprint "
                         "files (commit them)")
