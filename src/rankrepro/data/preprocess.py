@@ -30,7 +30,7 @@ import numpy as np
 
 from . import ir_readers, readers
 from .fetch import MANIFEST, ChecksumError, Paths, check_local
-from ..checkout import data_folders_inside, refuse_outside, data_root
+from ..checkout import OutsideCheckout, data_folders_inside, refuse_outside, data_root
 from ..files import ReadFailed, WriteFailed, atomic_write, os_error_named
 from .registry import get
 from .arrays import derived_arrays, derived_path, load_cached, read_npz  # noqa: F401 - their former home
@@ -110,15 +110,17 @@ def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None =
         return {"id": q["id"].to_numpy(), "B": q["B"].to_numpy(dtype=str), "W": q["W"].to_numpy(dtype=str)}
     if entry.kind == "letor":
         nf, ml, layout = entry.params["n_features"], entry.params.get("max_label"), entry.params["layout"]
-        Xs, ys, qs, docs, folds, parts = [], [], [], [], [], []
+        Xs, ys, qs, docs, folds, parts, read = [], [], [], [], [], [], []
         sizes = [(raw / rel).stat().st_size for rel in entry.data_files]
         t0, done = time.perf_counter(), 0
         for k, rel in enumerate(entry.data_files):
             if entry.reader == "letor2_tsv":
                 d = ir_readers.read_letor2_tsv(raw / rel, n_features=nf, max_label=ml)
             else:
-                d = ir_readers.read_letor(raw / rel, n_features=nf, max_label=ml)
+                # every layout but Yahoo's SVMlight lists all features on each line (LETOR 3.0/4.0, MSLR)
+                d = ir_readers.read_letor(raw / rel, n_features=nf, max_label=ml, dense=layout != "yahoo")
             fold, part = _split_of(rel, layout)
+            read.append((str(raw / rel), fold, part, d))
             Xs.append(d.X)
             ys.append(d.y)
             qs.append(d.qid)
@@ -129,6 +131,7 @@ def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None =
             el = time.perf_counter() - t0
             progress(f"preprocessing {name}: {k + 1}/{len(sizes)} files read ({rel}, {d.y.size:,} documents), "
                      f"{el:.1f}s elapsed, ETA {eta_text(el / done * (sum(sizes) - done)) if done else '?'}")
+        ir_readers.check_splits(read)  # no query in two parts of a split, nor in two folds' test sets
         X, qid = np.vstack(Xs), np.concatenate(qs)
         if params.get("scaling") == "query_minmax":
             progress(f"preprocessing {name}: scaling {X.shape[1]} features per query over {X.shape[0]:,} documents")
@@ -216,6 +219,11 @@ def _naming_the_raw_file(e: BaseException, copies: Path, raw: Path) -> None:
     e.args = tuple(a.replace(c, r) if isinstance(a, str) else a for a in e.args)
     if isinstance(getattr(e, "path", None), str):
         e.path = e.path.replace(c, r)
+
+
+#: what stops preprocessing with one line naming the file (and line): a malformed or changed data
+#: file, a data folder leading out of the checkout, a read or write refused (a full disk)
+REFUSED = (readers.ReaderError, ChecksumError, OutsideCheckout, ReadFailed, WriteFailed)
 
 
 def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | None = None,
