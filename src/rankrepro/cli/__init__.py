@@ -79,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..files import DamagedFile, ReadFailed, WriteFailed
 
     from ..pipeline.learner_checks import TrialFailed
+    from ..report.html import RecordMismatch
 
     args = parse_args(argv)
     try:
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     except TrialFailed as e:  # a learner's error or unusable output, naming the cell and trial: one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 1
-    except (DamagedFile, WriteFailed, ReadFailed, OutsideCheckout, ProcessedDataRefused) as e:
+    except (DamagedFile, WriteFailed, ReadFailed, OutsideCheckout, ProcessedDataRefused, RecordMismatch) as e:
         # a project file damaged or leading out of the checkout, a read or write refused (a full disk): one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 1
@@ -129,13 +130,13 @@ def _dispatch(args) -> int:
                 rc = 1
         return rc
     elif args.cmd == "preprocess":
-        from ..data.preprocess import preprocess
+        from ..data.preprocess import REFUSED, preprocess
 
         for n in args.names:
             try:
                 print(preprocess(n))
-            except (ChecksumError, KeyError) as e:
-                print(f"rankrepro: error: {e}", file=sys.stderr)
+            except (KeyError, *REFUSED) as e:  # a malformed file: one line naming file and line
+                print(f"rankrepro: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
                 return 1
     elif args.cmd == "verify":
         return _verify(args)

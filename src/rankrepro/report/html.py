@@ -374,9 +374,9 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
         problems += record_problems(p, rec)
         loaded.append((p, rec))
     if problems:
-        raise RecordMismatch("the report refuses records that do not match what was written or the cells they were "
-                             "aggregated from (`rankrepro verify --records` says more; the workflow aggregates them "
-                             "again, rerunning a changed cell):\n  " + "\n  ".join(problems))
+        raise RecordMismatch(f"the report refuses {len(problems)} record(s) that do not match what was written or the "
+                             "cells they were aggregated from (`rankrepro verify --records` says more; the workflow "
+                             "aggregates them again, rerunning a changed cell): " + "; ".join(problems))
     for p, rec in loaded:
         try:
             if rec.get("kind") == "comparison":  # an arena family's comparison (report.arena)
