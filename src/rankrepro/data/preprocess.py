@@ -298,6 +298,9 @@ def _preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | 
         "structure": {"checks": readers.STRUCTURE_POLICY[entry.kind], "faults": 0},
     }
     atomic_write(out / PROCESSED_MANIFEST, lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
+    from .processed_seal import seal
+
+    seal(out, manifest)  # what this user's preprocessing made: a forged npz and sum cannot carry it
     progress(f"preprocessing {name}: done in {time.perf_counter() - t0:.1f}s")
     return out / PROCESSED
 
