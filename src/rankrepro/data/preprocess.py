@@ -172,6 +172,32 @@ def _expected_sums(entry, raw_manifest: Path) -> dict[str, str]:
     return out
 
 
+_COPIES = re.compile(r"\.preprocess-.+-(\d+)-[^-]+")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale_copies(work: Path) -> list[Path]:
+    """Remove the private copies (``.preprocess-<name>-<pid>-<random>``) under ``work`` whose
+    process is gone (killed while preprocessing: SIGTERM or SIGKILL skips the cleanup); the
+    removed folders.  A folder of an older naming without a pid is left alone."""
+    gone = []
+    for d in work.glob(".preprocess-*"):
+        m = _COPIES.fullmatch(d.name)
+        if m and d.is_dir() and not d.is_symlink() and not _alive(int(m.group(1))):
+            shutil.rmtree(d, ignore_errors=True)
+            gone.append(d)
+    return gone
+
+
 @contextlib.contextmanager
 def _verified_copies(entry, raw: Path, want: dict[str, str], work: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     """A private folder holding a copy of each data file of ``entry`` whose bytes were hashed
@@ -179,7 +205,9 @@ def _verified_copies(entry, raw: Path, want: dict[str, str], work: Path) -> Iter
     its expected sum is refused, naming it.  The readers then parse these copies: the bytes
     parsed are the bytes hashed, whatever happens to ``data/raw`` meanwhile."""
     work.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".preprocess-{entry.name}-", dir=work))
+    remove_stale_copies(work)
+    # the pid in the name: a folder a killed run left (SIGTERM, SIGKILL) is removed by a later run
+    tmp = Path(tempfile.mkdtemp(prefix=f".preprocess-{entry.name}-{os.getpid()}-", dir=work))
     try:
         got: dict[str, str] = {}
         for rel in entry.data_files:
