@@ -178,6 +178,62 @@ def _own_secret(f: Path) -> bytes | None:
     return data if len(data) == SECRET_BYTES else None
 
 
+_SAID: set[str] = set()
+
+
+def folder_problem(cache_dir: str | os.PathLike) -> str | None:
+    """Why ``cache_dir`` cannot keep catalogs (None: it can, or does not exist yet and will be
+    made 0700): a file where the folder should be, another user's folder, or one others may write
+    (mode 1777 or 0777: anyone could replace the secret or plant files, and two users there
+    replace each other's secret, so every run composed again)."""
+    try:
+        st = os.stat(cache_dir)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is a file, not a folder"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"may be written by others (mode {stat.S_IMODE(st.st_mode):04o}: a folder shared by several users)"
+    return None
+
+
+def usable(cache_dir: str | os.PathLike) -> bool:
+    """Whether catalogs may be kept in ``cache_dir``; when not, one line says why, once per process."""
+    why = folder_problem(cache_dir)
+    if why is None:
+        return True
+    if str(cache_dir) not in _SAID:
+        _SAID.add(str(cache_dir))
+        _warn(f"no catalog is kept in {cache_dir}: it {why}; each run composes the configs again (set "
+              "RANKREPRO_CACHE_DIR to a folder of your own)")
+    return False
+
+
+def secret_problem(f: Path) -> str:
+    """Why the secret in ``f`` is not one to trust (:func:`_own_secret` returned None), in words."""
+    try:
+        st = os.lstat(f)
+    except FileNotFoundError:
+        return "it was deleted"
+    except OSError as e:
+        return f"it cannot be read ({e.strerror})"
+    if stat.S_ISLNK(st.st_mode):
+        return "it is a symbolic link"
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"it belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o077:
+        return f"others could read it (mode {stat.S_IMODE(st.st_mode):04o})"
+    if st.st_size != SECRET_BYTES:
+        return f"it is {st.st_size} bytes, not {SECRET_BYTES}"
+    return "it cannot be read"
+
+
 def secret(cache_dir: str | os.PathLike) -> bytes | None:
     """This user's secret for the kept catalogs of ``cache_dir`` (:data:`SECRET`), made on
     first use (``os.urandom``, mode 0600; the folder made with mode 0700), and made again
@@ -242,6 +298,8 @@ def read(cache_dir: str | os.PathLike, names: list[str], scale: str, key: str, b
     """The kept catalog for ``key``, its MAC verified, validated, or None: none kept, no
     secret to be had, or one that does not verify or validate (one warning line naming the
     file; :func:`write` replaces it with the composed catalog)."""
+    if not usable(cache_dir):
+        return None
     f = cache_file(cache_dir, scale, key)
     try:
         fd = os.open(f, _READ)
@@ -255,10 +313,22 @@ def read(cache_dir: str | os.PathLike, names: list[str], scale: str, key: str, b
     try:
         if len(raw) > MAX_BYTES:
             raise InvalidCache(f"larger than {MAX_BYTES} bytes")
+        sf = Path(cache_dir) / SECRET
+        replaced = None if _own_secret(sf) is not None else secret_problem(sf)
         mac_key = secret(cache_dir)
         if mac_key is None:
-            raise InvalidCache(f"no secret to verify it with ({Path(cache_dir) / SECRET} can be neither read nor made)")
-        data = json.loads(unseal(raw, mac_key, scale, key))
+            raise InvalidCache(f"no secret to verify it with ({sf} can be neither read nor made)")
+        try:
+            data = json.loads(unseal(raw, mac_key, scale, key))
+        except InvalidCache:
+            if replaced is None:
+                raise
+            # not (necessarily) the catalog's fault: the secret it was sealed under is gone
+            if replaced == "it was deleted":
+                raise InvalidCache(f"there was no secret {sf} to verify its MAC with (deleted, or the file planted "
+                                   "where none was ever made): a new secret was made") from None
+            raise InvalidCache(f"the secret {sf} was replaced by a new one ({replaced}), and the catalog was sealed "
+                               "under the old one") from None
         return rebuild(data, names, scale, key, build, check)
     except (InvalidCache, ValueError, RecursionError) as e:  # ValueError: not JSON
         why = e if isinstance(e, InvalidCache) else f"not JSON ({type(e).__name__})"
@@ -295,6 +365,8 @@ def write(cache_dir: str | os.PathLike, cat: dict, scale: str, key: str, build: 
     except (InvalidCache, ValueError, TypeError):  # a value JSON cannot hold (nan, an object): not kept
         return False
     if back is not None and not same(cat, back):
+        return False
+    if not usable(cache_dir):
         return False
     mac_key = secret(cache_dir)
     if mac_key is None:  # a read-only place: the catalog is still right, only not kept
