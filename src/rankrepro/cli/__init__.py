@@ -76,10 +76,9 @@ def _check_learner(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from ..checkout import OutsideCheckout
     from ..data.processed_check import ProcessedDataRefused
-    from ..files import DamagedFile, ReadFailed, WriteFailed
+    from ..files import DamagedFile, ReadFailed, RecordMismatch, WriteFailed
 
     from ..pipeline.learner_checks import TrialFailed
-    from ..report.html import RecordMismatch
 
     args = parse_args(argv)
     try:

@@ -121,7 +121,9 @@ def _vouched(p: Path, manifest: dict, name: str, root: Path) -> Path:
 
     if processed_seal.sealed(p.parent, manifest):
         return p
-    why = processed_seal.rederived_problem(name, p, p.parent.parent.parent)  # <checkout>/data
+    from .preprocess import rederived_problem
+
+    why = rederived_problem(name, p, p.parent.parent.parent)  # <checkout>/data
     if why is not None:
         raise ProcessedDataRefused(f"{p}: not sealed by this user's preprocessing and not what data/raw/{name} gives: "
                                    f"{why}; refused; {_rebuild(name)}")

@@ -22,17 +22,14 @@ import json
 import os
 from pathlib import Path
 
-import numpy as np
-
 SEAL = ".seal.json"
 _FORMAT = "rankrepro-processed-1"
 
 
 def _key() -> bytes | None:
-    from ..pipeline.cache import secret
-    from ..pipeline.catalog import default_cache_dir
+    from ..user_secret import cache_dir, secret
 
-    return secret(default_cache_dir())
+    return secret(cache_dir())
 
 
 def _mac(key: bytes, manifest: dict) -> str:
@@ -76,38 +73,3 @@ def seal(folder: Path, manifest: dict) -> None:
         os.replace(tmp, folder / SEAL)
     except OSError:
         tmp.unlink(missing_ok=True)
-
-
-def rederived_problem(name: str, npz: Path, data_root: Path) -> str | None:
-    """None when the arrays of ``npz`` are those its data set's verified raw files give (made
-    again, as preprocessing makes them), else what differs (or why they cannot be made)."""
-    from .fetch import ChecksumError, Paths, check_local
-    from .preprocess import _expected_sums, _verified_copies, build, read_npz
-    from .readers import ReaderError
-    from .registry import get
-
-    paths = Paths.under(data_root)
-    try:
-        entry = get(name)
-    except KeyError:
-        return f"'{name}' is no data set of the registry"
-    manifest = json.loads((npz.parent / "manifest.json").read_text())
-    local = check_local(entry, paths, rehash=True)
-    if not local.ok:
-        return f"its raw files cannot vouch for it ({local.problem or 'not all fetched and verified'})"
-    try:
-        want = _expected_sums(entry, paths.raw / entry.name / "MANIFEST.json")
-        if manifest.get("sources") != want:
-            return "its manifest names other raw files than data/raw holds"
-        with _verified_copies(entry, paths.raw / entry.name, want, npz.parent.parent) as (copies, _):
-            made = build(name, paths, manifest.get("params"), progress=lambda m: None, source=copies)
-    except (ChecksumError, ReaderError, OSError) as e:
-        return f"its raw files cannot vouch for it ({e})"
-    have = read_npz(npz)
-    if sorted(have) != sorted(made):
-        return f"it holds the arrays {sorted(have)}, the raw files give {sorted(made)}"
-    for k in made:
-        a, b = np.asarray(have[k]), np.asarray(made[k])
-        if a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b):
-            return f"its array '{k}' is not what the raw files give"
-    return None

@@ -56,16 +56,11 @@ Check = Callable[[dict], None]
 
 #: the format tag of a kept catalog; a file of another format is ignored
 FORMAT = "rankrepro-catalog/3"
-#: the per-user secret the kept catalogs are sealed with, in the cache folder
-SECRET = "secret.key"
-#: its length in bytes
-SECRET_BYTES = 32
 #: the end of a sealed file: ``,"mac":"<64 hex digits>"}`` closes the catalog's JSON object
 _MAC_HEAD, _MAC_TAIL = b',"mac":"', b'"}'
 _SEAL_BYTES = len(_MAC_HEAD) + 64 + len(_MAC_TAIL)
 #: how kept files are opened for reading: never through a link, never waiting on a FIFO
-_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+from ..user_secret import _NOFOLLOW, _READ, SECRET, SECRET_BYTES, _own_secret, secret, secret_problem  # noqa: E402,F401
 #: catalogs kept per scale in a cache folder
 KEEP = 8
 #: a kept catalog larger than this is not read (today's are ~0.5 MB)
@@ -158,26 +153,6 @@ def _warn(message: str) -> None:
     print(f"rankrepro: {message}", file=sys.stderr, flush=True)
 
 
-def _own_secret(f: Path) -> bytes | None:
-    """The secret in ``f`` when it is one to trust: a regular file (not a link) of this user,
-    readable by nobody else, of the right length; else None."""
-    try:
-        fd = os.open(f, _READ)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 \
-                or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
-            return None
-        data = os.read(fd, SECRET_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) == SECRET_BYTES else None
-
-
 _SAID: set[str] = set()
 
 
@@ -211,62 +186,6 @@ def usable(cache_dir: str | os.PathLike) -> bool:
         _warn(f"no catalog is kept in {cache_dir}: it {why}; each run composes the configs again (set "
               "RANKREPRO_CACHE_DIR to a folder of your own)")
     return False
-
-
-def secret_problem(f: Path) -> str:
-    """Why the secret in ``f`` is not one to trust (:func:`_own_secret` returned None), in words."""
-    try:
-        st = os.lstat(f)
-    except FileNotFoundError:
-        return "it was deleted"
-    except OSError as e:
-        return f"it cannot be read ({e.strerror})"
-    if stat.S_ISLNK(st.st_mode):
-        return "it is a symbolic link"
-    if not stat.S_ISREG(st.st_mode):
-        return "it is not a regular file"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return f"it belongs to another user (uid {st.st_uid})"
-    if st.st_mode & 0o077:
-        return f"others could read it (mode {stat.S_IMODE(st.st_mode):04o})"
-    if st.st_size != SECRET_BYTES:
-        return f"it is {st.st_size} bytes, not {SECRET_BYTES}"
-    return "it cannot be read"
-
-
-def secret(cache_dir: str | os.PathLike) -> bytes | None:
-    """This user's secret for the kept catalogs of ``cache_dir`` (:data:`SECRET`), made on
-    first use (``os.urandom``, mode 0600; the folder made with mode 0700), and made again
-    when the file there is absent, unreadable, not this user's or readable by others.
-    None when it can be neither read nor made (a read-only place): nothing is then kept or
-    read back."""
-    d = Path(cache_dir)
-    f = d / SECRET
-    if (key := _own_secret(f)) is not None:
-        return key
-    tmp = d / f".{SECRET}.{os.getpid()}.tmp"
-    try:
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-        try:
-            os.write(fd, os.urandom(SECRET_BYTES))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, f)  # only where there is none: two first uses at once agree on one
-        except FileExistsError:
-            if (key := _own_secret(f)) is not None:  # the other one's
-                return key
-            os.replace(tmp, f)  # one not to trust: replaced (what it sealed then misses)
-        except OSError:  # no hard links here (a FAT disk): the last one made wins
-            os.replace(tmp, f)
-    except OSError:
-        return None
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-    return _own_secret(f)
 
 
 def _mac(key: bytes, scale: str, cat_key: str, body: bytes) -> str:

@@ -397,12 +397,9 @@ def default_cache_dir() -> Path:
     """Where the workflow keeps validated catalogs: ``$RANKREPRO_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/rankrepro`` (``~/.cache/rankrepro``).  Shared by checkouts and scratch
     copies alike: a file is only read for the very configs, code and libraries it was made from."""
-    if env := os.environ.get("RANKREPRO_CACHE_DIR"):
-        return Path(env)
-    try:
-        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankrepro"
-    except RuntimeError:  # no home directory to be found: beside Snakemake's own records
-        return Path(".snakemake") / "rankrepro"
+    from ..user_secret import cache_dir
+
+    return cache_dir()
 
 
 def catalog_key(config_dir: str | os.PathLike, scale: str) -> str:

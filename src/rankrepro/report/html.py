@@ -331,8 +331,7 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])))
 
 
-class RecordMismatch(ValueError):
-    """Records the report refuses: edited since they were written, or whose cells changed."""
+from ..files import RecordMismatch  # noqa: E402 - its home, where the command line catches it
 
 
 def report_roots(out_html: str | os.PathLike) -> list[Path]:
