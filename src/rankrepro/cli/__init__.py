@@ -86,7 +86,7 @@ def _check_learner(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from ..checkout import OutsideCheckout
     from ..data.processed_check import ProcessedDataRefused
-    from ..files import DamagedFile, ReadFailed, WriteFailed
+    from ..files import DamagedFile, ReadFailed, RecordMismatch, WriteFailed
 
     from ..pipeline.learner_checks import TrialFailed
 
@@ -99,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     except TrialFailed as e:  # a learner's error or unusable output, naming the cell and trial: one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 1
-    except (DamagedFile, WriteFailed, ReadFailed, OutsideCheckout, ProcessedDataRefused) as e:
+    except (DamagedFile, WriteFailed, ReadFailed, OutsideCheckout, ProcessedDataRefused, RecordMismatch) as e:
         # a project file damaged or leading out of the checkout, a read or write refused (a full disk): one line
         print(f"rankrepro: error: {e}", file=sys.stderr)
         return 1
@@ -139,13 +139,13 @@ def _dispatch(args) -> int:
                 rc = 1
         return rc
     elif args.cmd == "preprocess":
-        from ..data.preprocess import preprocess
+        from ..data.preprocess import REFUSED, preprocess
 
         for n in args.names:
             try:
                 print(preprocess(n))
-            except (ChecksumError, KeyError) as e:
-                print(f"rankrepro: error: {e}", file=sys.stderr)
+            except (KeyError, *REFUSED) as e:  # a malformed file: one line naming file and line
+                print(f"rankrepro: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
                 return 1
     elif args.cmd == "verify":
         return _verify(args)

@@ -15,6 +15,7 @@ from ..config_files import find_config_dir, list_experiments, list_scales
 from .cells import Experiment, cell_fingerprint
 from .config_errors import YAML_MAX_DEPTH, ConfigError, check_name, check_yaml_bounds, config_error, require
 from . import diagnoses, multiverse
+from .config_meaning import check_unresolved, strict_numbers
 from .config_limits import check_override_depth, check_resolvers, check_str_fields, check_text
 from .names import name_problem
 from .schema import SCHEMA, RootCfg, RootInCfg, targets_as_estimators
@@ -104,8 +105,11 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     overrides, added = _added_algorithms(name, list(overrides))
     check_resolvers(name, added)
     try:
-        composed = _compose(root, name, scale, overrides)
-        check_resolvers(name, OmegaConf.to_container(composed, resolve=False))  # before any resolver runs
+        with strict_numbers():  # a number written as text is refused at its key, not converted
+            composed = _compose(root, name, scale, overrides)
+        unresolved = OmegaConf.to_container(composed, resolve=False)
+        check_resolvers(name, unresolved)  # before any resolver runs
+        check_unresolved(name, unresolved)
         OmegaConf.resolve(composed)
         plain = OmegaConf.to_container(composed)
     except ConfigError:
@@ -117,7 +121,8 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     unmatched: list[ConfigError] = []
     located = diagnoses.merge(name, root, plain, unmatched)
     try:
-        exp = _checked(name, scale, plain, added)
+        with strict_numbers():
+            exp = _checked(name, scale, plain, added)
     except ConfigError as err:
         raise diagnoses.relocate(name, err, located) from None
     if unmatched:  # a diagnosis of a published value or claim the experiment does not have
@@ -392,12 +397,9 @@ def default_cache_dir() -> Path:
     """Where the workflow keeps validated catalogs: ``$RANKREPRO_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/rankrepro`` (``~/.cache/rankrepro``).  Shared by checkouts and scratch
     copies alike: a file is only read for the very configs, code and libraries it was made from."""
-    if env := os.environ.get("RANKREPRO_CACHE_DIR"):
-        return Path(env)
-    try:
-        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankrepro"
-    except RuntimeError:  # no home directory to be found: beside Snakemake's own records
-        return Path(".snakemake") / "rankrepro"
+    from ..user_secret import cache_dir
+
+    return cache_dir()
 
 
 def catalog_key(config_dir: str | os.PathLike, scale: str) -> str:

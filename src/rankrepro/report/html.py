@@ -331,8 +331,7 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])))
 
 
-class RecordMismatch(ValueError):
-    """Records the report refuses: edited since they were written, or whose cells changed."""
+from ..files import RecordMismatch  # noqa: E402 - its home, where the command line catches it
 
 
 def report_roots(out_html: str | os.PathLike) -> list[Path]:
@@ -374,9 +373,9 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
         problems += record_problems(p, rec)
         loaded.append((p, rec))
     if problems:
-        raise RecordMismatch("the report refuses records that do not match what was written or the cells they were "
-                             "aggregated from (`rankrepro verify --records` says more; the workflow aggregates them "
-                             "again, rerunning a changed cell):\n  " + "\n  ".join(problems))
+        raise RecordMismatch(f"the report refuses {len(problems)} record(s) that do not match what was written or the "
+                             "cells they were aggregated from (`rankrepro verify --records` says more; the workflow "
+                             "aggregates them again, rerunning a changed cell): " + "; ".join(problems))
     for p, rec in loaded:
         try:
             if rec.get("kind") == "comparison":  # an arena family's comparison (report.arena)
