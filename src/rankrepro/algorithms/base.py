@@ -156,8 +156,14 @@ def check_seed(value: Any) -> bool:
     )
 
 
-def rows(X: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The CSR arrays the compiled kernels take: row pointers, column indices, values."""
+_NO_INDEX = np.zeros(0, dtype=np.int64)
+
+
+def rows(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The arrays the compiled kernels take: of CSR rows, the row pointers, column indices and
+    values; of a dense 2-D array, two empty index arrays and the array itself (``_rows``)."""
+    if isinstance(X, np.ndarray):
+        return _NO_INDEX, _NO_INDEX, X
     return X.indptr.astype(np.int64, copy=False), X.indices.astype(np.int64, copy=False), X.data
 
 
@@ -266,7 +272,8 @@ def check_target(y: Any, n: int, owner: str, *, low: int, high: int | None, what
     if y_arr.dtype.kind not in "biuf":
         raise ValueError(f"{owner}: Unknown label type: {what} must be integers, got dtype {y_arr.dtype}")
     span = f"{low}..{high}" if high is not None else f">= {low}"
-    if y_arr.size and not (np.all(np.isfinite(y_arr)) and np.all(np.equal(np.mod(y_arr, 1), 0))):
+    if y_arr.dtype.kind == "f" and y_arr.size and not (np.all(np.isfinite(y_arr))
+                                                       and np.all(np.equal(np.mod(y_arr, 1), 0))):
         raise ValueError(f"{owner}: {what} must be integers {span}")
     y_int = y_arr.astype(np.int64)
     if y_int.size and (y_int.min() < low or (high is not None and y_int.max() > high)):
@@ -382,12 +389,19 @@ class OnlineRanker(Estimator):
 
     _constraints: ClassVar[dict[str, Any]] = {"n_ranks": Range(int, 2, None)}
     name: ClassVar[str] = "online_ranker"
+    #: True when ``_online`` takes dense rows as they are (a C-ordered float64 array; the
+    #: package's compiled kernels, ``_rows``), so fit_online converts nothing; False (the
+    #: default, e.g. a learner of your own): ``_online`` is given CSR rows
+    _dense_rows: ClassVar[bool] = False
 
     # -- inputs ---------------------------------------------------------------------
-    def _check_X(self, X: Any) -> sparse.csr_matrix:
-        """Dense or scipy-sparse input as canonical CSR rows (what the kernels iterate)."""
+    def _check_X(self, X: Any, dense: bool = False) -> sparse.csr_matrix | np.ndarray:
+        """Dense or scipy-sparse input as canonical CSR rows (what the kernels iterate); with
+        ``dense``, dense input as a C-ordered float64 array instead."""
         X = check_array(X, type(self).__name__, sparse_ok=True, n_features=getattr(self, "n_features_in_", None))
-        return X if sparse.issparse(X) else sparse.csr_matrix(X)
+        if sparse.issparse(X):
+            return X
+        return np.ascontiguousarray(X) if dense else sparse.csr_matrix(X)
 
     def _check_y(self, y: Any, n: int) -> np.ndarray:
         return check_target(y, n, type(self).__name__, low=1, high=self.n_ranks)
@@ -419,7 +433,7 @@ class OnlineRanker(Estimator):
         round, made before that round's update."""
         if not hasattr(self, "n_features_in_"):
             self._validate_params()  # before the ranks are checked against n_ranks
-        X = self._check_X(X)
+        X = self._check_X(X, dense=self._dense_rows)
         y = self._check_y(y, X.shape[0])
         self._ensure_started(X)
         preds = self._online(X, y)
