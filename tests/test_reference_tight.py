@@ -100,3 +100,14 @@ def test_dense_rows_as_csr_rows_when_widrow_hoff_diverges():
         pb = b.fit_online(sparse.csr_matrix(X), y)
     assert a.diverged_ and not np.all(np.isfinite(a.coef_))
     assert _same(pa, pb) and _same(a.coef_, b.coef_)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_large_dense_input_refused_when_not_finite(bad):
+    """Large dense arrays are checked by a compiled pass (base._all_finite): it refuses what
+    np.isfinite refuses."""
+    X = np.random.default_rng(0).normal(size=(70_000, 3))
+    PRank().fit_online(X[:10], np.ones(10, dtype=int))
+    X[69_999, 2] = bad
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        PRank().fit_online(X, np.ones(len(X), dtype=int))

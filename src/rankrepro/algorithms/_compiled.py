@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._rows import axpy_row, dot_row, exp_dot_row, member_scores, n_rows, sq_row
+from ._rows import axpy_row, dot_row, dot_row_call, exp_dot_row, member_scores, n_rows, sq_row
 
 #: the small helpers the kernels call per row or per member: inlined into their callers at
 #: Numba's level (a call between compiled functions is not inlined by LLVM, and with a
@@ -420,7 +420,7 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
     rank = np.empty(N, dtype=np.int64)
     for t in range(T):
         if mode == MODE_BPM:
-            out[t] = rank_of(dot_row(Wsum, ip, ix, xv, t), Bsum)
+            out[t] = rank_of(dot_row_call(Wsum, ip, ix, xv, t), Bsum)
         else:
             # every member's score and rank kept for the update below
             member_ranks(ip, ix, xv, t, W, B, score, rank)
@@ -430,7 +430,7 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
             if not mask[t, i]:
                 continue
             if mode == MODE_BPM:
-                s = dot_row(W[i], ip, ix, xv, t)
+                s = dot_row_call(W[i], ip, ix, xv, t)
                 yhat = rank_of(s, B[i])
             else:
                 s = score[i]

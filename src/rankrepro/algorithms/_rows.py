@@ -79,13 +79,22 @@ def dot_row(w, ip, ix, xv, t):
     """w . x_t"""
 
 
-# not inlined at Numba's level (its body is): inlined twice into oap_online's loop, Numba's SSA
-# pass warns that a variable is out of scope (NumbaIRAssumptionWarning)
-@overload(dot_row)
-def _dot_row(w, ip, ix, xv, t):
+def _dot_row_impl(w, ip, ix, xv, t):
     if _dense(xv):
         return lambda w, ip, ix, xv, t: _dot_dense(w, xv, t, False)
     return lambda w, ip, ix, xv, t: _dot_csr(w, ip, ix, xv, t, False)
+
+
+overload(dot_row, inline="always")(_dot_row_impl)
+
+
+def dot_row_call(w, ip, ix, xv, t):
+    """w . x_t, as :func:`dot_row`, a call rather than inlined at Numba's level (the body is
+    inlined in it): oap_online's loop, where Numba's SSA pass warns of a variable out of
+    scope (NumbaIRAssumptionWarning) when the dense form is inlined twice."""
+
+
+overload(dot_row_call)(_dot_row_impl)
 
 
 def exp_dot_row(logw, ip, ix, xv, t):
@@ -177,3 +186,17 @@ def _member_scores(ip, ix, xv, t, W, score):
             for i in range(W.shape[0]):
                 score[i] += W[i, j] * x
     return csr
+
+
+_EXPONENT = 0x7FF0000000000000
+
+
+@njit(cache=True, nogil=True)
+def all_finite(bits):
+    """Whether every float64 whose bits are ``bits`` (a uint64 view) is finite: none has the
+    all-ones exponent of inf and NaN.  An integer count the compiler vectorises: one pass at
+    memory speed, no temporary (np.isfinite(X).all() writes a boolean array first)."""
+    bad = 0
+    for i in range(bits.shape[0]):
+        bad += (bits[i] & _EXPONENT) == _EXPONENT
+    return bad == 0
