@@ -72,7 +72,7 @@ def fig7_workload(repeat: int, n_viewers: int = 30, rounds: int = 100) -> None:
                      "tight": lambda: [tight.prank_tight(X, y, 5) for X, y in streams],
                      "mu": lambda: [MuPRank(n_ranks=5, eta=4.0).fit_online(X, y) for X, y in sparse_streams]}, repeat)
     print(f"\nFig. 7 workload: {n_viewers} viewers x {rounds} rounds, {streams[0][0].shape[1]} features, "
-          f"{100 * nnz:.1f}% non-zero (median of {repeat} interleaved repetitions)")
+          f"{100 * nnz:.1f}% non-zero (CPU time, median of {repeat} interleaved repetitions)")
     print(f"{'learner':<26}{'rounds/s':>14}{'tight rounds/s':>18}{'time / tight':>14}")
     for key, name in (("sparse", "PRank (CSR rows)"), ("dense", "PRank (dense input)")):
         r = ratio(t[key], t["tight"])
@@ -92,16 +92,17 @@ def ratio(a: list[float], b: list[float]) -> float:
 
 
 def interleaved(fns: dict, repeat: int) -> dict[str, list[float]]:
-    """Wall times of each function, called in turn, ``repeat`` times over (after one warm-up
-    call each): the machine's noise falls on all of them alike."""
+    """CPU times (time.process_time: this process's, so the other work on a shared machine
+    is not counted) of each function, called in turn, ``repeat`` times over (after one
+    warm-up call each): what noise is left falls on all of them alike."""
     for f in fns.values():
         f()
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeat):
         for k, f in fns.items():
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             f()
-            times[k].append(time.perf_counter() - t0)
+            times[k].append(time.process_time() - t0)
     return times
 
 
@@ -127,7 +128,7 @@ def synthetic_streams(T: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
 def online_workload(rounds: int, repeat: int, N: int = 100, tau: float = 0.3) -> None:
     """Every online learner with a tight reference, on both streams, against it."""
     print(f"Online learners against the tight loops written from the papers (algorithms/reference_tight), "
-          f"{rounds:,} rounds; median of {repeat} interleaved repetitions")
+          f"{rounds:,} rounds; CPU time, median of {repeat} interleaved repetitions")
     print(f"{'stream':<7}{'learner':<27}{'rounds/s':>14}{'tight rounds/s':>18}{'time / tight':>14}")
     for stream, X, y in synthetic_streams(rounds):
         cases = {
