@@ -430,7 +430,7 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
             if not mask[t, i]:
                 continue
             if mode == MODE_BPM:
-                s = dot_row_call(W[i], ip, ix, xv, t)
+                s = dot_row(W[i], ip, ix, xv, t)
                 yhat = rank_of(s, B[i])
             else:
                 s = score[i]
