@@ -81,7 +81,7 @@ browser:
 	  (apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }); } \
 	  || echo "chromium not installed (Debian: apt-get install chromium): the report's browser test needs it (skipped outside CI)"
 
-## speed: rounds per second against a plain NumPy reference measured in the same run (writes docs/bench/bench.json)
+## speed: each online learner against a tight compiled loop written from the papers, interleaved in the same run (writes docs/bench/bench.json)
 bench: $(STAMP)
 	$(PY) scripts/bench.py
 
