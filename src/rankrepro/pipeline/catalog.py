@@ -4,6 +4,7 @@ experiment of a scale at once (:func:`load_catalog`), kept between runs, no two 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -117,11 +118,41 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     unmatched: list[ConfigError] = []
     located = diagnoses.merge(name, root, plain, unmatched)
     try:
-        exp = _checked(name, scale, plain, added)
+        exp = _checked_dropping(name, scale, plain, added, overrides, root)
     except ConfigError as err:
         raise diagnoses.relocate(name, err, located) from None
     if unmatched:  # a diagnosis of a published value or claim the experiment does not have
         raise unmatched[0]
+    return exp
+
+
+def _checked_dropping(name: str, scale: str, plain: dict, added: dict[str, dict], overrides: list[str],
+                      root: Path) -> Experiment:
+    """:func:`_checked`; with a user's overrides that remove, sweep or change a learner, the published
+    values, claims, tests and panels that select it are dropped (:mod:`.user_drops`), named in
+    the experiment's ``override_note``, provided the experiment loads without the overrides."""
+    from . import user_drops
+
+    why = user_drops.touched(overrides)
+    drops: list[tuple[str, int]] = []
+    needs: dict[tuple[str, int], set[str]] = {}
+    while True:
+        try:
+            exp = _checked(name, scale, user_drops.pruned(plain, drops, why), copy.deepcopy(added))
+            break
+        except ConfigError as err:
+            at = user_drops.entry_of(plain, err.key) if why else None
+            if at is None:
+                raise
+            entry = (at[0], user_drops.original_index(plain, drops, *at))
+            need = user_drops.droppable(plain, entry, why)
+            if not need or entry in drops:
+                raise
+            drops.append(entry)
+            needs[entry] = need
+    if drops:
+        load_experiment(name, scale, config_dir=root)  # the committed config itself: checked strictly
+        exp.override_note = user_drops.note(plain, drops, needs, why)
     return exp
 
 
