@@ -76,15 +76,17 @@ def _rebuilt(name: str, scale: str, cfg: DictConfig, sensitivity: bool | tuple[s
     return exp
 
 
-def write_resolved(exp: Experiment, path: str | os.PathLike) -> bool:
+def write_resolved(exp: Experiment, path: str | os.PathLike, dry: bool = False) -> bool:
     """Write the resolved config unless the file already says the same (its time then stays,
-    so nothing reruns).  Returns whether it wrote."""
+    so nothing reruns).  Returns whether it wrote (``dry``: whether it would, writing nothing)."""
     from ..files import write_text
 
     p = Path(path)
     text = exp.to_yaml()
     if p.is_file() and p.read_text() == text:
         return False
+    if dry:  # a dry run, --report, --lint (pipeline.invocation): nothing written
+        return True
     write_text(p, text)  # atomic: a full disk leaves no partial file, and the error names the file
     return True
 
