@@ -65,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
                     "algorithm's params, run as its grid: cells of this one experiment), --cfg job prints.\n"
                     "A cell already made with the same fingerprint (config, code, data) is reused, not computed:\n"
                     "from OUT (a previous run), else copied from the workflow's outputs of the scale (the\n"
-                    "committed results/ at paper scale, runs/<scale>/ otherwise); the log says how many and from where.",
+                    "committed results/ at paper scale, runs/<scale>/ otherwise, make smoke's all_cells.parquet included);\n"
+                    "the log says how many and from where.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2\n"
                "  rankrepro run harrington2003/table1 -m algorithms.oap_bpm.params.tau=0.05,0.3,0.6,0.9\n"

@@ -153,7 +153,12 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
         read = {}  # cells read off a main cell's fits, computed with it (pipeline.cells.reread_of)
         for c, p in zip(exp.all_cells, cell_paths):
             if c.id in plan.reused:
-                reuse.take(plan.reused[c.id][1], p)
+                found = plan.reused[c.id][1]
+                if isinstance(found, Path):
+                    reuse.take(found, p)
+                else:  # its rows in make smoke's all_cells.parquet (pipeline.reuse, 3.)
+                    write_parquet(found, p)
+                    write_fingerprint(exp, c.id, data_path, reuse.fingerprint_of(p))
                 continue
             reuse.fingerprint_of(p).unlink(missing_ok=True)  # none until the new results are written
             if c.id in read:
