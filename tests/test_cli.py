@@ -362,6 +362,9 @@ def test_the_help_examples_run(where, line, capsys, monkeypatch):
     if argv[0] == "report":
         assert parse_args(argv).scale == "paper"
         return
+    if argv[0] == "compare":  # two runs of the reader's own: parsed (tests/test_compare_runs.py runs it)
+        assert parse_args(argv).run_b
+        return
     if argv[0] in ("runfiles", "export"):
         # minutes of reruns or a 75 MB export: parsed here; tests/test_runfiles.py and
         # tests/test_export.py run both on small selections
