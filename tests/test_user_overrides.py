@@ -70,3 +70,14 @@ def test_cfg_job_says_the_scale_caps_in_effect(capsys, monkeypatch):
     assert main(["run", "crammer_singer2005/fig6", "--cfg", "job"]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("# scale smoke, in effect: n_trials 2 (written 100), n_train 400 (written 8000)"), first
+
+
+def test_cfg_job_prints_the_config_without_what_was_dropped(capsys, monkeypatch):
+    import yaml
+
+    monkeypatch.chdir(ROOT)
+    assert main(["run", "crammer_singer2005/fig6", "~algorithms.mcp", "--cfg", "job"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)["experiment"]
+    assert "mcp_worst" not in [c["id"] for c in printed["claims"]]
+    assert "mcp_ties" not in [s["choice"] for s in printed["sensitivity"]]
+    assert {"algorithm": "mcp"} not in printed["figure"]["panels"][0]["select"]

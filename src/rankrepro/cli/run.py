@@ -77,7 +77,7 @@ def show_config(name: str, overrides: list[str], scale: str = "smoke", resolve: 
 
     from ..pipeline.catalog import composed_config
 
-    return scale_caps(exp) + OmegaConf.to_yaml(composed_config(name, scale, overrides))
+    return scale_caps(exp) + OmegaConf.to_yaml(composed_config(name, scale, overrides, drops=exp.override_drops))
 
 
 def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,

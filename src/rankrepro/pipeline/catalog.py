@@ -155,6 +155,7 @@ def _checked_dropping(name: str, scale: str, plain: dict, added: dict[str, dict]
     if drops:
         load_experiment(name, scale, config_dir=root)  # the committed config itself: checked strictly
         exp.override_note = user_drops.note(plain, drops, needs, why)
+        exp.override_drops = tuple(drops)
     return exp
 
 
@@ -198,15 +199,20 @@ def _checked(name: str, scale: str, plain: dict, added: dict[str, dict]) -> Expe
 
 
 def composed_config(name: str, scale: str = "paper", overrides: list[str] | tuple = (),
-                    config_dir: str | os.PathLike | None = None) -> DictConfig:
+                    config_dir: str | os.PathLike | None = None, drops: tuple = ()) -> DictConfig:
     """The config as Hydra composes it, interpolations unresolved and nothing checked, with the
     entries '+algorithms.<key>' overrides add (as written): what ``rankrepro run --cfg job``
     prints.  :func:`load_experiment` first, for the errors."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
-    overrides, added = _added_algorithms(name, list(overrides))
+    from . import user_drops
+
+    given = list(overrides)
+    overrides, added = _added_algorithms(name, given)
     plain = OmegaConf.to_container(_compose(root, name, scale, overrides), resolve=False)
     plain["algorithms"].update(added)
     diagnoses.merge(name, root, plain)
+    if drops:  # what the user's overrides took away (load_experiment found them: user_drops)
+        plain = user_drops.pruned(plain, list(drops), user_drops.touched(given))
     return OmegaConf.create(plain)
 
 

@@ -100,6 +100,8 @@ class Experiment:
     sensitivity_cells: list[Cell] = field(default_factory=list)
     #: what the user's overrides took away (pipeline.user_drops), one line, or ""
     override_note: str = ""
+    #: the entries dropped, (section, index) as :func:`rankrepro.pipeline.user_drops.pruned` takes them
+    override_drops: tuple = ()
     #: the config as YAML, kept once made while the config is read-only (as a validated one is)
     _yaml: str | None = field(default=None, init=False, repr=False, compare=False)
     #: cell id -> cell_fingerprint, kept while the config is read-only (the workflow's catalog:
