@@ -197,9 +197,13 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     label = dataset_label(exp) if data is None else data_used_label(data)
     sub = "" if original else f"\n{label}"
     unit = PROTOCOLS[exp.cfg.experiment.protocol].unit
-    shown = ("mean and 95% interval" if band else
-             f"mean; no 95% band below {MIN_BAND_TRIALS} {unit} (with {exp.n_trials}, t = "
-             f"{_t975(exp.n_trials):.3g} half-widths would swamp the axis)")
+    if band:
+        shown = "mean and 95% interval"
+    elif exp.n_trials < 2:  # one run: no interval to draw
+        shown = "one run, no interval"
+    else:
+        shown = (f"mean; no 95% band below {MIN_BAND_TRIALS} {unit} (with {exp.n_trials}, t = "
+                 f"{_t975(exp.n_trials):.3g} half-widths would swamp the axis)")
     title = (f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} {unit}, {shown}"
              + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"))
     width = 75 * len(panels)  # characters that fit across the figure at this font size
