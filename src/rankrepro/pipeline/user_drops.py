@@ -84,6 +84,13 @@ def pruned(plain: dict, drops: list[tuple[str, int]], why: dict[str, str] | None
     for panel in _section(out, "panels") if removed else []:
         if isinstance(panel, dict) and isinstance(panel.get("select"), list):
             panel["select"] = [s for s in panel["select"] if not _algorithms_named(s) or _algorithms_named(s) - removed]
+    # a choice that also sets a removed learner's keys keeps its values for the other learners
+    for choice in _section(out, "sensitivity") if removed else []:
+        values = choice.get("values") if isinstance(choice, dict) else None
+        for v in (values or {}).values() if isinstance(values, dict) else []:
+            if isinstance(v, dict) and any((m := _SETS.match(str(k))) and m.group(1) not in removed for k in v):
+                for k in [k for k in v if (m := _SETS.match(str(k))) and m.group(1) in removed]:
+                    del v[k]
     for section in {s for s, _ in drops}:
         gone = {i for s, i in drops if s == section}
         kept = [x for i, x in enumerate(_section(out, section)) if i not in gone]
@@ -92,6 +99,11 @@ def pruned(plain: dict, drops: list[tuple[str, int]], why: dict[str, str] | None
         else:
             out["experiment"][section] = kept
     gone = {_describe("sensitivity", _section(plain, "sensitivity")[i]) for s, i in drops if s == "sensitivity"}
+    for section in ("published", "claims") if gone else ():  # a diagnosis whose evidence was that choice
+        for entry in _section(out, section):
+            d = entry.get("diagnosis") if isinstance(entry, dict) else None
+            if isinstance(d, dict) and d.get("choice") in gone:
+                entry["diagnosis"] = None
     mv = out["experiment"].get("multiverse")
     if gone and isinstance(mv, dict) and isinstance(mv.get("cross"), list):  # the choices crossed no more
         mv["cross"] = [c for c in mv["cross"] if c not in gone]
@@ -132,7 +144,11 @@ def note(plain: dict, drops: list[tuple[str, int]], needs: dict[tuple[str, int],
     names = {"panels": "figure panel", **SECTIONS}
     parts = []
     for section in ("published", "claims", "significance", "sensitivity", "panels"):
-        ids = [_describe(section, _section(plain, section)[i]) for s, i in drops if s == section]
+        entries = [_section(plain, section)[i] for s, i in drops if s == section]
+        ids = [_describe(section, e) for e in entries]
+        if len(set(ids)) < len(ids):  # one selector under several metrics: name the metric too
+            ids = [f"{d} {e.get('metric')}" if isinstance(e, dict) and e.get("metric") else d
+                   for d, e in zip(ids, entries)]
         if ids:
             word = names[section] + ("s" if len(ids) > 1 else "")
             parts.append(f"{word} {', '.join(ids)}")
