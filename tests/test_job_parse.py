@@ -85,6 +85,10 @@ def test_a_jobs_parse_of_the_workflow_changes_no_file_the_planning_run_aligns_th
 
     _parse(root)
     after = _state(root)
-    assert str(stale.relative_to(root)) not in after  # a stale cell loses its fingerprint: it reruns
+    # a stale cell keeps its fingerprint file in a dry run (a real run removes it) and is marked to rerun
+    from rankrepro.pipeline.freshness import stale_mark
+
+    assert after[str(stale.relative_to(root))][1] == before[str(stale.relative_to(root))][1]
+    assert (root / stale_mark("crammer_singer2005/fig6", stale.stem)).is_file()
     current = [k for k in before if k.startswith(f"{ARTEFACT}/cells/") and Path(k).stem != stale.stem]
     assert current and all(after[k][0] > LONG_AGO for k in current)  # current cells dated after their inputs

@@ -169,12 +169,35 @@ def _dispatch(args) -> int:
         return 1 if any(w.problem for w in done) else 0
     elif args.cmd == "export":
         from ..pipeline.catalog import output_prefix
-        from ..report.export import export
+        from ..report.export import ExportRefused, export
 
         plain_scale(args.scale, "export")
+        root = output_prefix(args.scale) or "."
+        if args.source is not None:  # the --out folder of a `rankrepro run` or `rankrepro arena`
+            if args.scale != "paper":
+                raise CliError("export --from DIR reads the run in DIR; --scale names the workflow's outputs: give one")
+            if not (Path(args.source) / "results").is_dir():
+                raise CliError(f"export --from {args.source}: no results/ folder there (give the --out folder of "
+                               "`rankrepro run` or `rankrepro arena`, e.g. runs/cli/smoke)")
+            root = args.source
         out = writable_out(args.out, "runs/export", "export")
-        for path in export(out, root=output_prefix(args.scale) or ".", only=args.only or None):
-            print(path)
+        try:
+            for path in export(out, root=root, only=args.only or None):
+                print(path)
+        except ExportRefused as e:
+            raise CliError(str(e)) from None
+    elif args.cmd == "compare":
+        from ..report.compare_runs import CompareError, compare, render, write_csv
+
+        try:
+            rows, claims, alone = compare(args.run_a, args.run_b, args.only or None)
+        except CompareError as e:
+            raise CliError(str(e)) from None
+        print(render(rows, claims, alone, args.run_a, args.run_b), end="")
+        if args.csv:
+            writable_out(str(Path(args.csv).parent), "runs", "compare --csv")
+            write_csv(rows, args.csv)
+            print(f"csv    {args.csv}")
     elif args.cmd == "experiments":
         from ..pipeline.catalog import catalog_jobs, default_cache_dir, load_catalog
 

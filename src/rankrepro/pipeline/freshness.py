@@ -102,14 +102,18 @@ def _touch(paths: list[Path], when: float) -> None:
 
 
 def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: str = "", batch: bool = False,
-         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None) -> dict[str, int]:
+         root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None,
+         remove: bool = True, kept: set[tuple[str, str]] | None = None) -> dict[str, int]:
     """Align file times with content (see the module docstring).  ``used``: experiment ->
     the processed data set it runs on (None: generated data); experiments missing from it
     are not run.  ``comparisons``: arena family -> (its experiments, the text of its family
     file ``config/arena/<family>.yaml``).  Returns the number of ``current`` and ``stale``
-    cells.  With ``batch`` (one job per artefact, nothing committed) there is nothing to align."""
+    cells.  With ``batch`` (one job per artefact, nothing committed) there is nothing to align.
+    ``remove`` False (a dry run): a stale cell's fingerprint file is kept, and the cell is added to
+    ``kept`` (experiment, cell id): the workflow plans it through :func:`stale_mark`."""
     root = Path(root)
     counts = {"current": 0, "stale": 0}
+    kept = set() if kept is None else kept
     if batch:
         return counts
     now = time.time()  # after every input not re-dated here; equal times suffice (module docstring)
@@ -134,7 +138,10 @@ def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: st
                 _touch([out, fp], now)
                 counts["current"] += 1
             else:
-                fp.unlink(missing_ok=True)
+                if remove:
+                    fp.unlink(missing_ok=True)
+                elif fp.is_file():  # kept by a dry run: a real run removes it and reruns the cell
+                    kept.add((name, c.id))
                 counts["stale"] += 1
                 exp_current = False
         base = root / f"{prefix}results/{exp.paper}/{exp.artefact}"
@@ -178,3 +185,29 @@ def _record_field(path: Path, key: str):
         return json.loads(path.read_text()).get(key)
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def stale_mark(name: str, cell_id: str) -> str:
+    """The mark a dry run gives a stale cell whose fingerprint file it keeps (a real run removes
+    the file): an extra input of the cell's job, newer than its outputs, so that the plan shows
+    the job while nothing under results/ is touched."""
+    return f"{DRY_RUN_MARKS}/{name}/{cell_id}.stale"
+
+
+#: the dry run's marks (:func:`stale_mark`), beside Snakemake's own records, made again by each dry run
+DRY_RUN_MARKS = ".snakemake/rankrepro-dry-run"
+
+
+def write_stale_marks(cells: set[tuple[str, str]], root: str | os.PathLike = ".") -> None:
+    """The marks of ``cells`` (experiment, cell id), dated after every output the start aligned;
+    the marks of an earlier dry run go first."""
+    import shutil
+
+    base = Path(root) / DRY_RUN_MARKS
+    shutil.rmtree(base, ignore_errors=True)
+    later = time.time() + 2
+    for name, cell_id in cells:
+        p = Path(root) / stale_mark(name, cell_id)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("stale: a real run removes this cell's fingerprint file and computes it again\n")
+        os.utime(p, (later, later))

@@ -263,7 +263,11 @@ def artefact(rec: dict, png: str | None = None, files: list[tuple[str, str]] = (
     for m in dict.fromkeys(r["metric"] for r in rec["table"]):
         rows = [r for r in rec["table"] if r["metric"] == m]
         tables.append({"metric": m, "round": rows[0]["round"], "pivot": _pivot_rows(pivot(rows)),
-                       "long": long_table(rows, f"{a['id']}-{m}-"), "plot": dot_plot_geometry(rows)})
+                       "long": long_table(rows, f"{a['id']}-{m}-"), "plot": dot_plot_geometry(rows),
+                       "published": any(r.get("published_mean") is not None for r in rows)})
+    # the paper's own comparison first: a metric the paper prints no value of (Table 1's online
+    # loss beside its test loss) comes after, said so in its heading (stable otherwise)
+    tables.sort(key=lambda t: not t["published"])
     return dict(a, score=artefact_score(rec), data=data_used_label(ds), tables=tables, png=_data_uri(png),
                 protocol=None if ds["original"] else ds.get("label", "").split(": ", 1)[-1],
                 sensitivity=[_sensitivity(s) for s in rec.get("sensitivity") or []],
