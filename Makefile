@@ -55,6 +55,16 @@ verify: $(STAMP)
 	$(PY) scripts/recompute_verdicts.py results
 	$(VENV)/bin/rankrepro verify --jobs $$(nproc) $(VERIFY)
 
+## the platform spread (docs/reproducibility.md): the cheapest main cell of every learner of every artefact
+## recomputed under each CPU kernel setting this CPU can run (AVX-512, AVX2, pre-AVX2) and compared with the
+## committed cells; results/platform_spread.json, then the records (~30 CPU-minutes a setting, estimated)
+SPREAD ?=
+KERNELS ?= skylakex haswell sandybridge
+.PHONY: spread
+spread: $(STAMP)
+	for k in $(KERNELS); do $(VENV)/bin/rankrepro verify --kernel $$k --per-learner --record-spread --jobs $$(nproc) $(SPREAD) || exit 1; done
+	$(VENV)/bin/snakemake --cores $(CORES) --forcerun aggregate
+
 ## every artefact tiny, end to end (outputs in runs/smoke/)
 smoke: $(STAMP)
 	$(VENV)/bin/snakemake --cores $(CORES) --config scale=smoke batch_cells=paper
@@ -71,7 +81,7 @@ browser:
 	  (apt-get install -y -qq chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }); } \
 	  || echo "chromium not installed (Debian: apt-get install chromium): the report's browser test needs it (skipped outside CI)"
 
-## speed: rounds per second against a plain NumPy reference measured in the same run (writes docs/bench/bench.json)
+## speed: each online learner against a tight compiled loop written from the papers, interleaved in the same run (writes docs/bench/bench.json)
 bench: $(STAMP)
 	$(PY) scripts/bench.py
 

@@ -31,17 +31,10 @@ def check_config(config, schema_path):
                                 + f" (known: {', '.join(map(str, allowed))})")
 
 
-class _ExpectedMetadataNote(logging.Filter):
-    """Drop Snakemake's "N jobs have missing provenance/metadata so that it in part cannot be
-    used to trigger re-runs": in a fresh clone every committed output lacks Snakemake's metadata
-    (.snakemake/ is not committed) by design, and reruns here follow each cell's fingerprint
-    (pipeline/freshness.py), not that metadata; the note only alarms a newcomer."""
+from rankrepro.pipeline.invocation import MetadataNotes
 
-    def filter(self, record):
-        return "have missing provenance/metadata" not in str(record.msg)
-
-
-logger.addFilter(_ExpectedMetadataNote())
+# Snakemake's notes on its own metadata (not committed): one note, not one per committed file
+logger.addFilter(MetadataNotes())
 
 # before anything slow: a typo in --config stops here, in about a second
 check_config(config, Path(workflow.basedir) / "rules" / "schemas" / "config.schema.yaml")
@@ -54,7 +47,8 @@ from rankrepro.data.registry import DATASETS
 from rankrepro.data.status import data_status
 from rankrepro.files import WriteFailed
 from rankrepro.pipeline.catalog import catalog_jobs, catalog_key, default_cache_dir, load_catalog, output_prefix, resolved_path, write_resolved
-from rankrepro.pipeline.freshness import plans_only, sync as sync_fingerprints
+from rankrepro.pipeline.invocation import planning_only
+from rankrepro.pipeline.freshness import stale_mark, sync as sync_fingerprints, write_stale_marks
 from rankrepro.pipeline.cells import cell_fingerprint, claim_family, config_fingerprint, reread_of, reused_trials, twin_cells
 from rankrepro.jobs import BACKENDS, DEFAULT_BACKEND, kept_array_builds
 from rankrepro.pipeline.schedule import artefact_priority, cell_priority, load_seconds as load_cell_seconds
@@ -72,11 +66,16 @@ try:
 except WorkflowError:
     _CATALOG_JOBS = catalog_jobs()
 CATALOG = load_catalog(SCALE, config_dir=CONFIG_DIR, cache_dir=default_cache_dir(), jobs=_CATALOG_JOBS)
+# a run that only plans or describes (-n, --report, --lint, --summary, --dag, ...) writes nothing
+# under results/ or figures/: no resolved config, no fingerprint file removed (only file times are
+# aligned, below); what a real run would write or rerun besides the plan is said in one line
+PLANNING = planning_only(sys.argv[1:])
 # each experiment resolved once: the jobs read results/<paper>/<artefact>.config.yaml instead
 # of composing the configs again (rewritten only when it changes)
 try:
-    for _exp in CATALOG.values():
-        write_resolved(_exp, resolved_path(_exp.name, SCALE))
+    _UNWRITTEN = [_exp.name for _exp in CATALOG.values()
+                  if (write_resolved(_exp, resolved_path(_exp.name, SCALE), dry=PLANNING is not None))
+                  and PLANNING is not None]
 except WriteFailed as _e:  # a full disk, a read-only folder: one line naming the file, no partial file left
     raise WorkflowError(str(_e)) from None
 # runtime option: run each artefact's cells in one job (saves ~2 s of start-up per cell;
@@ -136,30 +135,25 @@ LINTING = any(a == "--lint" or a.startswith("--lint=") for a in sys.argv[1:])
 # workflow again (each job of a cluster executor: --mode remote) must not: it would re-date the
 # outputs of jobs done meanwhile while other jobs run, and remove the fingerprint file of a cell
 # whose job is writing its files at that moment.
-# A dry run (-n), a summary, a listing or a graph deletes nothing (pipeline/freshness.py:
-# plans_only): a stale cell keeps its fingerprint file and takes instead, as an input, a stamp in
-# Snakemake's own folder written now (newer than its outputs), so that the plan shows it rerun.
+def _first(names, n=3):
+    return f" ({', '.join(names[:n])}{', ...' if len(names) > n else ''})" if names else ""
+
+
+# A dry run (PLANNING) removes nothing: a stale cell keeps its fingerprint file and is planned
+# through an extra input, a mark under .snakemake/ newer than its outputs (DRY_STALE,
+# freshness.stale_mark), as the real run, which removes the fingerprint file, plans it.
 DRY_STALE = set()
-STALE_STAMP = ".snakemake/rankrepro/stale-cells.txt"
 if not FORCE and not LINTING and workflow.is_main_process:
-    _dry = plans_only(sys.argv[1:])
-    _synced = sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX,
-                                batch=BATCH, comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()},
-                                dry=_dry)
-    if _dry and _synced["stale"]:
-        DRY_STALE = set(_synced["stale_cells"])
-        Path(STALE_STAMP).parent.mkdir(parents=True, exist_ok=True)
-        Path(STALE_STAMP).write_text("".join(f"{c}\n" for c in sorted(DRY_STALE)))
-        _shown = ", ".join(sorted(DRY_STALE)[:3]) + (", ..." if len(DRY_STALE) > 3 else "")
-        logger.info(f"dry run: {len(DRY_STALE)} cell(s) no longer match their fingerprint file ({_shown}); "
-                    f"nothing is removed (a real run removes those fingerprint files); where this plan includes them, "
-                    f"it reruns them through {STALE_STAMP}")
-
-
-def cell_stale(wildcards):
-    """In a dry run, the stamp a stale cell reruns by (above); nothing otherwise."""
-    cell = out(f"results/{wildcards.paper}/{wildcards.artefact}/cells/{wildcards.cell}.parquet")
-    return [STALE_STAMP] if cell in DRY_STALE else []
+    sync_fingerprints(CATALOG, {n: s.used for n, s in DATA_STATUS.items() if s.runnable}, prefix=PREFIX,
+                      batch=BATCH, comparisons={f: (a.experiments, a.text) for f, a in ARENAS.items()},
+                      remove=PLANNING is None, kept=DRY_STALE)
+    if PLANNING is not None:
+        write_stale_marks(DRY_STALE)
+if PLANNING is not None and (DRY_STALE or _UNWRITTEN):
+    logger.warning(f"{PLANNING}: nothing written under {PREFIX or ''}results/ or figures/ (a real run first "
+                   f"removes the fingerprint files of the {len(DRY_STALE)} stale cell(s) planned here by their "
+                   f"mark under .snakemake/{_first(sorted('/'.join(c) for c in DRY_STALE))}, and rewrites {len(_UNWRITTEN)} resolved config(s)"
+                   + _first(_UNWRITTEN) + ")")
 
 
 def _record(path):

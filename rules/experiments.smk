@@ -10,8 +10,8 @@ rule run_cell:
         twin=cell_twin,
         # a cell read off its main cell's fits (pipeline.cells.reread_of): after that cell, whose job computes it
         reread=cell_reread,
-        # in a dry run only, for a cell that no longer matches its fingerprint file (common.smk)
-        stale=cell_stale,
+        # a dry run only: a stale cell whose fingerprint file the dry run keeps (its mark, newer than it)
+        stale=lambda w: [stale_mark(f"{w.paper}/{w.artefact}", w.cell)] if (f"{w.paper}/{w.artefact}", w.cell) in DRY_STALE else [],
     output:
         cells=out("results/{paper}/{artefact}/cells/{cell}.parquet"),
         # what the cell was computed from; the workflow compares it at start (pipeline/freshness.py)
@@ -49,8 +49,8 @@ for _pack in PACKS:
             data=[processed(DATA_STATUS[_pexp.name].used)] if DATA_STATUS[_pexp.name].used else [],
             # the cells of another job this pack's copies are taken from (pipeline.cells.twin_cells)
             twin=sorted(set(_pack["twins"].values())),
-            stale=[STALE_STAMP] if any(out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.parquet") in DRY_STALE
-                                       for c in _pack["cells"]) else [],
+            # a dry run only: its stale cells, whose fingerprint files the dry run keeps (their marks)
+            stale=[stale_mark(_pexp.name, c) for c in _pack["cells"] if (_pexp.name, c) in DRY_STALE],
         output:
             [update(p) for c in _pack["cells"] for p in (out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.parquet"),
                                                          out(f"results/{_pexp.paper}/{_pexp.artefact}/cells/{c}.fingerprint"))],
@@ -105,6 +105,8 @@ rule aggregate:
         cells=cell_files,
         # the paper's other artefacts: the claims are decided over the paper's family (Holm)
         siblings=sibling_cell_files,
+        # the cells' platform spread (make spread): the record's `platform` section is read from it
+        spread=lambda w: [f] if Path(f := out("results/platform_spread.json")).is_file() else [],
     output:
         csv=report(
             out("results/{paper}/{artefact}.csv"),

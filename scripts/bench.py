@@ -1,14 +1,17 @@
 """Every benchmark of the project in one run, each against a reference measured in the same
 run on the same data (identical results checked), ending with one summary table:
 
-* the compiled online learners against the plain per-example NumPy implementation on the
-  synthetic stream of Harrington (2003) / Crammer & Singer (2005) and on the Fig. 7 workload;
+* the online learners against tight compiled loops written from the papers
+  (``algorithms/reference_tight``: dense Numba loops, no checks) on the synthetic stream of
+  Harrington (2003) / Crammer & Singer (2005), degree-2 features (d = 6) and a 4-variable
+  stream (d = 15), and on the Fig. 7 workload; interleaved in this process, identical
+  predictions checked, the ratio the median of the repetitions' time ratios;
 * the committee perceptron against the Ranking SVM on one LETOR OHSUMED fold (Elsas et al.);
 * coactive movies: all users at once against one user at a time (Shivaswamy & Joachims);
 * collaborative GP: one EM iteration against eq. 3 as written (Yu, Yu & Tresp; scripts/bench_gp.py);
 * processed data sets: load time.
 
-    python scripts/bench.py [--rounds 50000] [--plain-rounds 3000] [--repeat 3] [--skip-gp] [--no-record]
+    python scripts/bench.py [--rounds 200000] [--repeat 7] [--skip-gp] [--no-record]
 
 The summary is also written to docs/bench/bench.json (date, commit, machine, load average), from
 which scripts/bench_page.py makes the top of docs/benchmarks.md.
@@ -21,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rankrepro.algorithms import OAPBPM, OAPBagg, PRank, poly2_features
-from rankrepro.algorithms.reference import oap_bpm_plain, oap_vote_plain, prank_plain
+from rankrepro.algorithms import (OAPBPM, OAPVP, MulticlassPerceptron, OAPBagg, PRank, SiPRank, VotedPRank,
+                                  WidrowHoff, poly2_features)
+from rankrepro.algorithms import reference_tight as tight
 from rankrepro.data.synthetic import synthetic_hgo
 
 
@@ -61,18 +65,91 @@ def fig7_workload(repeat: int, n_viewers: int = 30, rounds: int = 100) -> None:
 
     sparse_streams = [(sparse.csr_matrix(X), y) for X, y in streams]
     total = n_viewers * rounds
-    t_fast = best_time(lambda: [PRank(n_ranks=5).fit_online(X, y) for X, y in sparse_streams], repeat)
-    t_mu = best_time(lambda: [MuPRank(n_ranks=5, eta=4.0).fit_online(X, y) for X, y in sparse_streams], repeat)
-    t_plain = best_time(lambda: [prank_plain(X, y, 5) for X, y in streams], max(1, repeat - 1))
-    for X, y in streams[:3]:
-        assert np.array_equal(PRank(n_ranks=5).fit_online(X, y), prank_plain(X, y, 5)[0])
+    for X, y in streams:
+        assert np.array_equal(PRank(n_ranks=5).fit_online(X, y), tight.prank_tight(X, y, 5)[0])
+    t = interleaved({"sparse": lambda: [PRank(n_ranks=5).fit_online(X, y) for X, y in sparse_streams],
+                     "dense": lambda: [PRank(n_ranks=5).fit_online(X, y) for X, y in streams],
+                     "tight": lambda: [tight.prank_tight(X, y, 5) for X, y in streams],
+                     "mu": lambda: [MuPRank(n_ranks=5, eta=4.0).fit_online(X, y) for X, y in sparse_streams]}, repeat)
     print(f"\nFig. 7 workload: {n_viewers} viewers x {rounds} rounds, {streams[0][0].shape[1]} features, "
-          f"{100 * nnz:.1f}% non-zero")
-    print(f"{'learner':<26}{'compiled rounds/s':>20}{'plain NumPy rounds/s':>24}{'ratio':>10}")
-    print(f"{'PRank (sparse rows)':<26}{total / t_fast:>20,.0f}{total / t_plain:>24,.0f}{t_plain / t_fast:>9.0f}x")
-    print(f"{'Mu-PRank (eta=4)':<26}{total / t_mu:>20,.0f}{'':>24}{'':>10}")
-    SUMMARY.append(("Fig. 7 PRank (sparse rows)", f"{total / t_fast:,.0f} rounds/s", f"{total / t_plain:,.0f} rounds/s",
-                    f"{t_plain / t_fast:.0f}x"))
+          f"{100 * nnz:.1f}% non-zero (CPU time, median of {repeat} interleaved repetitions)")
+    print(f"{'learner':<26}{'rounds/s':>14}{'tight rounds/s':>18}{'time / tight':>14}")
+    for key, name in (("sparse", "PRank (CSR rows)"), ("dense", "PRank (dense input)")):
+        r = ratio(t[key], t["tight"])
+        print(f"{name:<26}{total / med(t[key]):>14,.0f}{total / med(t['tight']):>18,.0f}{r:>13.2f}x")
+        SUMMARY.append((f"Fig. 7 {name}", f"{total / med(t[key]):,.0f} rounds/s",
+                        f"{total / med(t['tight']):,.0f} rounds/s", f"{r:.2f}"))
+    print(f"{'Mu-PRank (eta=4, CSR rows)':<26}{total / med(t['mu']):>14,.0f}")
+
+
+def med(times: list[float]) -> float:
+    return float(np.median(times))
+
+
+def ratio(a: list[float], b: list[float]) -> float:
+    """The median over the repetitions of a's time over b's (each pair timed back to back)."""
+    return float(np.median(np.asarray(a) / np.asarray(b)))
+
+
+def interleaved(fns: dict, repeat: int) -> dict[str, list[float]]:
+    """CPU times (time.process_time: this process's, so the other work on a shared machine
+    is not counted) of each function, called in turn, ``repeat`` times over (after one
+    warm-up call each): what noise is left falls on all of them alike."""
+    for f in fns.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, f in fns.items():
+            t0 = time.process_time()
+            f()
+            times[k].append(time.process_time() - t0)
+    return times
+
+
+def _masks(T: int, N: int, tau: float, seed: int) -> np.ndarray:
+    """The OAP learners' Bernoulli masks, drawn as they draw them (oap._MASK_CHUNK rows at a
+    time from default_rng(seed)): the same work, the same stream."""
+    from rankrepro.algorithms.oap import _MASK_CHUNK
+
+    rng = np.random.default_rng(seed)
+    return np.concatenate([rng.random((min(_MASK_CHUNK, T - s), N)) < tau for s in range(0, T, _MASK_CHUNK)])
+
+
+def synthetic_streams(T: int) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Harrington's / Crammer & Singer's synthetic stream in degree-2 features (d = 6), and a
+    stream of 4 uniform variables with a noisy ordinal target, degree-2 features (d = 15)."""
+    split = synthetic_hgo(T, 0, np.random.default_rng(0))
+    rng = np.random.default_rng(15)
+    Z = rng.uniform(-1.0, 1.0, (T, 4))
+    y15 = np.digitize(Z.sum(axis=1) + 0.3 * rng.normal(size=T), [-1.0, -0.3, 0.3, 1.0]) + 1
+    return [("d=6", poly2_features(split.X_train), split.y_train), ("d=15", poly2_features(Z), y15)]
+
+
+def online_workload(rounds: int, repeat: int, N: int = 100, tau: float = 0.3) -> None:
+    """Every online learner with a tight reference, on both streams, against it."""
+    print(f"Online learners against the tight loops written from the papers (algorithms/reference_tight), "
+          f"{rounds:,} rounds; CPU time, median of {repeat} interleaved repetitions")
+    print(f"{'stream':<7}{'learner':<27}{'rounds/s':>14}{'tight rounds/s':>18}{'time / tight':>14}")
+    for stream, X, y in synthetic_streams(rounds):
+        cases = {
+            "PRank": (lambda: PRank().fit_online(X, y), lambda: tight.prank_tight(X, y, 5)),
+            "Si-PRank": (lambda: SiPRank().fit_online(X, y), lambda: tight.prank_tight(X, y, 5, True)),
+            "voted PRank": (lambda: VotedPRank().fit_online(X, y), lambda: tight.voted_prank_tight(X, y, 5)),
+            "Widrow-Hoff (eta=0.01)": (lambda: WidrowHoff(eta=0.01).fit_online(X, y),
+                                       lambda: tight.widrow_hoff_tight(X, y, 5, 0.01)),
+            "MCP": (lambda: MulticlassPerceptron().fit_online(X, y), lambda: tight.mcp_tight(X, y, 5)),
+        }
+        for name, cls, rule in (("OAP-BPM", OAPBPM, 0), ("OAP-Bagg", OAPBagg, 1), ("OAP-VP", OAPVP, 2)):
+            cases[f"{name} (N={N}, tau={tau})"] = (
+                lambda cls=cls: cls(N=N, tau=tau, seed=1).fit_online(X, y),
+                lambda rule=rule: tight.oap_tight(X, y, 5, _masks(len(y), N, tau, 1), rule))
+        for name, (mine, ref) in cases.items():
+            assert np.array_equal(mine(), ref()[0]), name  # identical predictions on the stream
+            t = interleaved({"mine": mine, "ref": ref}, repeat)
+            r = ratio(t["mine"], t["ref"])
+            fast, slow = rounds / med(t["mine"]), rounds / med(t["ref"])
+            print(f"{stream:<7}{name:<27}{fast:>14,.0f}{slow:>18,.0f}{r:>13.2f}x", flush=True)
+            SUMMARY.append((f"{stream} {name}", f"{fast:,.0f} rounds/s", f"{slow:,.0f} rounds/s", f"{r:.2f}"))
 
 
 def cpu_time(fn) -> tuple[float, object]:
@@ -223,50 +300,15 @@ def coactive_workload(n_users: int = 200, n_movies: int = 3706, dim: int = 10, r
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rounds", type=int, default=50_000, help="rounds for the compiled learners")
-    ap.add_argument("--plain-rounds", type=int, default=3_000, help="rounds for the plain reference")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=200_000, help="rounds of the online learners")
+    ap.add_argument("--repeat", type=int, default=7, help="interleaved repetitions (medians)")
     ap.add_argument("--skip-gp", action="store_true", help="skip the collaborative GP benchmark (~2 minutes)")
     ap.add_argument("--no-record", action="store_true", help="print only; leave docs/bench/bench.json alone")
     args = ap.parse_args()
     global _ARGS
     _ARGS = args
 
-    split = synthetic_hgo(args.rounds, 0, np.random.default_rng(0))
-    X, y = poly2_features(split.X_train), split.y_train
-    n_plain = min(args.plain_rounds, args.rounds)
-    N, tau = 100, 0.3
-
-    # warm-up (JIT compilation is not what we measure) and an agreement check
-    PRank().fit_online(X[:10], y[:10])
-    OAPBPM(N=N, tau=tau, seed=0).fit_online(X[:10], y[:10])
-    OAPBagg(N=N, tau=tau, seed=0).fit_online(X[:10], y[:10])
-    mask = np.random.default_rng(np.random.SeedSequence(1)).random((n_plain, N)) < tau
-    assert np.array_equal(PRank().fit_online(X[:n_plain], y[:n_plain]), prank_plain(X[:n_plain], y[:n_plain], 5)[0])
-    assert np.array_equal(OAPBPM(N=N, tau=tau, seed=1).fit_online(X[:n_plain], y[:n_plain]),
-                          oap_bpm_plain(X[:n_plain], y[:n_plain], 5, mask)[0])
-    assert np.array_equal(OAPBagg(N=N, tau=tau, seed=1).fit_online(X[:n_plain], y[:n_plain]),
-                          oap_vote_plain(X[:n_plain], y[:n_plain], 5, mask, "bagg")[0])
-
-    rows = []
-    t_fast = best_time(lambda: PRank().fit_online(X, y), args.repeat)
-    t_plain = best_time(lambda: prank_plain(X[:n_plain], y[:n_plain], 5), max(1, args.repeat - 1))
-    rows.append(("PRank", args.rounds / t_fast, n_plain / t_plain))
-    t_fast = best_time(lambda: OAPBPM(N=N, tau=tau, seed=1).fit_online(X, y), args.repeat)
-    t_plain = best_time(lambda: oap_bpm_plain(X[:n_plain], y[:n_plain], 5, mask), 1)
-    rows.append((f"OAP-BPM (N={N}, tau={tau})", args.rounds / t_fast, n_plain / t_plain))
-    # Bagg predicts from every member's rank each round (N dot products), BPM from their sum
-    t_fast = best_time(lambda: OAPBagg(N=N, tau=tau, seed=1).fit_online(X, y), args.repeat)
-    t_plain = best_time(lambda: oap_vote_plain(X[:n_plain], y[:n_plain], 5, mask, "bagg"), 1)
-    rows.append((f"OAP-Bagg (N={N}, tau={tau})", args.rounds / t_fast, n_plain / t_plain))
-
-    print(f"{'learner':<26}{'compiled rounds/s':>20}{'plain NumPy rounds/s':>24}{'ratio':>10}")
-    for name, fast, plain in rows:
-        print(f"{name:<26}{fast:>20,.0f}{plain:>24,.0f}{fast / plain:>9.0f}x")
-        SUMMARY.append((f"synthetic {name}", f"{fast:,.0f} rounds/s", f"{plain:,.0f} rounds/s", f"{fast / plain:.0f}x"))
-    print(f"(compiled: {args.rounds} rounds, best of {args.repeat}; plain: {n_plain} rounds; same stream, "
-          "identical predictions checked)")
-
+    online_workload(args.rounds, args.repeat)
     fig7_workload(args.repeat)
     letor_workload()
     coactive_workload()
@@ -314,10 +356,11 @@ def write_record(args: argparse.Namespace, stamp: dict, wall_s: float) -> None:
     path = write("bench.json", {
         "about": "scripts/bench.py (make bench): each workload of this project against a reference measured in the "
                  "same run on the same data (identical results checked); ratio = how many times faster this project "
-                 "is, except the LETOR rows (the Ranking SVM's or SVM-Light's CPU time over the committee "
+                 "is, except the online rows (synthetic d=6/d=15 and Fig. 7: this project's time over the tight "
+                 "compiled loop's, algorithms/reference_tight; 1.00 = as fast, target at most 1.2) and the LETOR rows (the Ranking SVM's or SVM-Light's CPU time over the committee "
                  "perceptron's)",
         "command": cmd, **stamp, "load_average_end": [round(v, 2) for v in os.getloadavg()], "wall_s": wall_s,
-        "settings": {"rounds": args.rounds, "plain_rounds": args.plain_rounds, "repeat": args.repeat},
+        "settings": {"rounds": args.rounds, "repeat": args.repeat},
         "rows": [{"workload": w, "this_project": f, "reference": r, "ratio": q} for w, f, r, q in SUMMARY]})
     print(f"\nwrote {path}")
 

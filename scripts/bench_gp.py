@@ -5,6 +5,14 @@ posterior covariances, eq. 3 as printed; textbook sequential EP), in the same ru
 data, with the same result checked.
 
     python scripts/bench_gp.py [--users 100] [--items 400]
+    python scripts/bench_gp.py --fits [--items 400] [--repeats 2]
+
+``--fits``: whole paper-scale fits of GPOR and CGPOR (one trial of Yu et al.'s cell at ``--items``
+training movies, as the experiment runs it), the code before issue 60's changes (every user's EP
+run at every E-step, ``GPModel._reuse_ep = False``) against today's, interleaved in one process,
+CPU seconds (user + sys of this process; the least over ``--repeats``), the predictions checked
+bit for bit; then the Yu et al. cells' seconds of work in ``rules/cell_seconds.json`` (measured
+before the change) scaled by each model's ratio: an estimate of the cells' core-minutes after it.
 
 Runs on the processed MovieLens 1M substitute when it is there (data/processed/...), else on a
 synthetic problem of the same size (2,514 items, 39% of the ratings observed).
@@ -81,12 +89,60 @@ def gp_workload(n_users: int = 100, n_items: int = 400) -> list[tuple[str, float
     return rows
 
 
+def fit_workload(n_items: int = 400, repeats: int = 2, trial: int = 0) -> dict[str, tuple[float, float]]:
+    import json
+
+    from rankrepro.algorithms.gp import GPModel
+    from rankrepro.pipeline.catalog import catalog_jobs, default_cache_dir, load_catalog
+    from rankrepro.pipeline.runner import default_data_path, trial_spec
+    from rankrepro.protocols.gp import gp_fit
+
+    exp = load_catalog("paper", cache_dir=default_cache_dir(), jobs=catalog_jobs())["yu2006/tables"]
+    out = {}
+    print(f"\nWhole fits, yu2006/tables trial {trial} at {n_items} training movies (CPU s, least of {repeats}):")
+    print(f"{'model':<8}{'before s':>10}{'after s':>10}{'ratio':>8}{'EP sweeps before':>18}{'after':>8}  same predictions")
+    for model in ("gpor", "cgpor"):
+        run_exp, cell = exp.variant_of(exp.cell(f"{model}-n_items{n_items}"))
+        spec = trial_spec(run_exp, cell, trial, default_data_path(exp))
+        gp_fit(spec)  # the data loaded and cached once, outside the timing
+        best = {False: float("inf"), True: float("inf")}
+        preds, sweeps = {}, {}
+        for _ in range(repeats):
+            for reuse in (False, True):  # interleaved: the same machine load for both
+                GPModel._reuse_ep = reuse
+                t0 = time.process_time()
+                fit = gp_fit(spec)[0]
+                best[reuse] = min(best[reuse], time.process_time() - t0)
+                preds[reuse], sweeps[reuse] = fit.preds, sum(fit.ep_sweeps)
+        GPModel._reuse_ep = True
+        same = all(np.array_equal(a, b) for r in preds[True] for a, b in zip(preds[True][r], preds[False][r]))
+        out[model] = (best[False], best[True])
+        print(f"{model:<8}{best[False]:>10.2f}{best[True]:>10.2f}{best[False] / best[True]:>7.2f}x{sweeps[False]:>18,}{sweeps[True]:>8,}  {same}")
+    cells = json.loads(Path("rules/cell_seconds.json").read_text())["seconds"]
+    before = after = 0.0
+    for k, sec in cells.items():
+        if not k.startswith("yu2006/"):
+            continue
+        model = k.split("/")[-1].split("-")[0]
+        before += sec
+        after += sec * (out[model][1] / out[model][0] if model in out else 1.0)
+    print("(a model whose EP sweeps are the same before and after runs the same code: its ratio is the noise)")
+    print(f"Yu et al.'s cells, rules/cell_seconds.json scaled by the ratios above (CGPR, GPR unchanged): "
+          f"{before / 60:.1f} -> {after / 60:.1f} core-minutes (estimate)")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--users", type=int, default=100)
     ap.add_argument("--items", type=int, default=400)
+    ap.add_argument("--fits", action="store_true", help="whole fits, before/after issue 60 (see above)")
+    ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
-    gp_workload(args.users, args.items)
+    if args.fits:
+        fit_workload(args.items, args.repeats)
+    else:
+        gp_workload(args.users, args.items)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 
 from rankrepro.report.article import outputs as article_outputs
-from rankrepro.report.results_doc import readme_status, render
+from rankrepro.checkout import OutsideCheckout, refuse_outside
+from rankrepro.files import DamagedFile
+from rankrepro.report.results_doc import DocError, readme_status, render
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +31,35 @@ def main(argv=None) -> int:
     ap.add_argument("--no-articles", action="store_true", help="leave the per-paper articles alone")
     ap.add_argument("--check", action="store_true", help="do not write: exit 1 when the page differs")
     args = ap.parse_args(argv)
+    try:
+        return _write(args)
+    except (DocError, OutsideCheckout, DamagedFile, OSError) as e:  # a missing or outside record, a full disk: one line
+        print(f"results_doc.py: error: {e}", file=sys.stderr)
+        return 2
+
+
+def _record_problems(results: Path) -> list[str]:
+    """What is wrong with the artefact records rendered (their seal, their cells' bytes)."""
+    from rankrepro.files import read_json
+    from rankrepro.pipeline.integrity import record_problems
+
+    out = []
+    for p in sorted(results.glob("*/*.json")):
+        rec = read_json(p, "record")
+        if isinstance(rec, dict) and "artefact" in rec and "paper" in rec:
+            out += record_problems(p, rec)
+    return out
+
+
+def _write(args) -> int:
+    # the records rendered are the checkout's (results/ or runs/<scale>/results/): a folder
+    # elsewhere is refused before anything is read
+    refuse_outside(args.results, ROOT, "--results (the records rendered)")
+    problems = _record_problems(Path(args.results))
+    if problems:  # an edited record is never rendered into a page
+        raise DocError(f"{len(problems)} record(s) refused, nothing written: {problems[0]}"
+                       + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+                       + "; `rankrepro verify --records` says more, the workflow aggregates them again")
     stale = 0
     pages = [(Path(args.doc), lambda old: render(args.results, args.template)),
              (Path(args.readme), lambda old: readme_status(old, args.results))]

@@ -177,7 +177,7 @@ def test_the_secret_is_private_and_made_on_first_use(tmp_path):
     assert [p.name for p in d.iterdir()] == [cache.SECRET]  # no temporary file left
 
 
-@pytest.mark.parametrize("how", ["readable_by_others", "short", "link", "absent"])
+@pytest.mark.parametrize("how", ["readable_by_others", "short", "link", "absent", "foreign"])
 def test_a_secret_not_to_trust_is_replaced_and_old_entries_miss(tmp_path, kept, capsys, how):
     cfg, plain, _ = kept
     d, f = _fresh(tmp_path, kept)
@@ -192,12 +192,19 @@ def test_a_secret_not_to_trust_is_replaced_and_old_entries_miss(tmp_path, kept, 
         (tmp_path / "elsewhere").write_bytes(old)
         (tmp_path / "elsewhere").chmod(0o600)
         s.symlink_to(tmp_path / "elsewhere")
+    elif how == "foreign":  # another user's file (chown needs root)
+        if os.getuid() != 0:
+            pytest.skip("making a file another user's needs root")
+        os.chown(s, 12345, -1)
     else:
         s.unlink()
     capsys.readouterr()
     got = load_catalog("smoke", config_dir=cfg, cache_dir=d)
     assert _as_yaml(got) == _as_yaml(plain)
-    assert "MAC" in capsys.readouterr().err  # the old entry missed
+    err = capsys.readouterr().err  # the old entry missed, and said why: the secret, not the catalog
+    said = "a new secret was made" if how == "absent" else "was replaced by a new one"
+    assert said in err and "edited, planted" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
     assert not s.is_symlink() and stat.S_IMODE(s.stat().st_mode) == 0o600 and s.read_bytes() != old
     assert len(s.read_bytes()) == cache.SECRET_BYTES
 

@@ -162,3 +162,24 @@ def test_added_cells_and_outcomes_are_reported_not_a_break(tmp_path, old):
     rec["claims"][0]["depends_on"] = [{"choice": "step", "verdicts": {"checked": "held", "unchecked": "not held"}}]
     (a,) = compare_trees(old, _new(tmp_path / "2", record=rec))
     assert not a.ok and a.outcome_changes[0].startswith("claim x_beats_y: depends on:")
+
+
+def test_a_move_within_the_cell_s_platform_spread_passes_and_one_beyond_fails(tmp_path, old):
+    # issue 60: a value may move by up to the largest difference the old code shows between CPU
+    # kernels for that cell and metric; measured by --measure-spread from trees of the same code
+    kernel_a = _new(tmp_path / "a", _moved(3e-4))
+    kernel_b = _new(tmp_path / "b", [MAE[0], MAE[1] - 5e-4] + MAE[2:])
+    out = tmp_path / "spread.json"
+    assert main([str(old), str(kernel_a), "--also", str(kernel_b), "--measure-spread", str(out)]) == 0
+    cells = json.loads(out.read_text())["cells"]
+    assert list(cells) == ["p/a/x"] and list(cells["p/a/x"]) == ["mae"]  # y identical; timings apart
+    assert cells["p/a/x"]["mae"]["abs"] == pytest.approx(5e-4)
+    inside = _new(tmp_path / "in", _moved(4e-4))
+    assert not compare_trees(old, inside)[0].ok  # the 1e-9 rule alone
+    assert compare_trees(old, inside, Rule(spread=cells))[0].ok
+    assert main([str(old), str(inside), "--spread", str(out)]) == 0
+    beyond = _new(tmp_path / "out", _moved(6e-4))
+    assert not compare_trees(old, beyond, Rule(spread=cells))[0].ok
+    assert main([str(old), str(beyond), "--spread", str(out)]) == 1
+    # another cell's spread does not cover this one
+    assert not compare_trees(old, inside, Rule(spread={"p/a/y": cells["p/a/x"]}))[0].ok

@@ -103,3 +103,48 @@ def test_a_scale_that_is_not_a_plain_name_is_refused(scale, tmp_path, capsys, mo
     assert err == (f"rankrepro: error: export --scale {scale!r}: a scale is a plain name (letters, digits, _ and -: "
                    "paper, smoke, ...), read from runs/<scale>/ (paper: results/), never a path"), err
     assert not (tmp_path / "ex").exists()
+
+
+def _copy_artefact(dest, name="harrington2003/table1"):
+    import shutil
+
+    (dest / "results" / name).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "results" / f"{name}.json", dest / "results" / f"{name}.json")
+    shutil.copytree(ROOT / "results" / name / "cells", dest / "results" / name / "cells")
+
+
+def test_a_cell_value_edited_by_hand_is_refused_in_one_line(tmp_path, capsys, monkeypatch):
+    """Before: the export read the cells as they were, an edited value included (issue 58, item 3):
+    each record's cells_sha256 is checked first."""
+    import pandas as pd
+
+    from rankrepro.cli import main
+
+    _copy_artefact(tmp_path / "mine")
+    monkeypatch.chdir(ROOT)
+    assert main(["export", "--from", str(tmp_path / "mine"), "--out", str(tmp_path / "ok")]) == 0
+    cell = tmp_path / "mine/results/harrington2003/table1/cells/prank.parquet"
+    df = pd.read_parquet(cell)
+    df.loc[df.index[0], "value"] += 1e-3
+    df.to_parquet(cell)
+    capsys.readouterr()
+    assert main(["export", "--from", str(tmp_path / "mine"), "--out", str(tmp_path / "ex")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "export refused" in err and "prank.parquet" in err, err
+    assert not (tmp_path / "ex" / "harrington2003.parquet").exists()
+
+
+def test_a_run_of_ones_own_is_exported(tmp_path, capsys, monkeypatch):
+    """`rankrepro export --from <the --out folder of rankrepro run>` (issue 57, item 5)."""
+    from rankrepro.cli import main
+    from rankrepro.report.export import read_export
+
+    monkeypatch.chdir(ROOT)
+    run = tmp_path / "run"
+    assert main(["run", "crammer_singer2005/fig6", "experiment.seed=7", "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["export", "--from", str(run), "--out", str(tmp_path / "ex")]) == 0
+    t = read_export(tmp_path / "ex" / "crammer_singer2005.parquet")
+    assert set(t["artefact"]) == {"fig6"} and t["trial"].max() == 1 and len(t) > 0
+    assert main(["export", "--from", str(tmp_path / "nothing"), "--out", str(tmp_path / "ex2")]) == 2
+    assert "no results/ folder there" in capsys.readouterr().err

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import NO_MIRROR, ROOT, data_env, data_mirror, make_fresh_clone
+from rankrepro.pipeline.freshness import stale_mark
 
 #: the workflow or the command line end to end over minutes: `make test-long` (run by CI), not `make test`
 pytestmark = pytest.mark.long
@@ -62,12 +63,9 @@ def _planned(clone: Path) -> dict[str, int]:
 def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], set[str]]:
     """(experiment, cell) of every cell a planned job computes, and the experiments of the
     planned aggregate jobs (their records).  A pack's job (rule cells_<paper>_<artefact>_<k>)
-    computes those of its cells that are not current (rankrepro.jobs.job_run_cells keeps the
-    others): those a dry run lists in its stamp (rules/common.smk: a dry run removes no
-    fingerprint file, issue 58), or whose fingerprint file is missing."""
+    computes those of its cells that are not current: whose fingerprint file is absent, or that
+    the dry run marked stale (rankrepro.jobs.job_run_cells keeps the others)."""
     out = _dry_run(clone)
-    stamp = clone / ".snakemake" / "rankrepro" / "stale-cells.txt"
-    stale = set(stamp.read_text().split()) if "dry run: " in out and stamp.is_file() else set()
     cells, records = set(), set()
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", out):
         if block.startswith("rule run_cell:"):
@@ -77,8 +75,9 @@ def _planned_cells(clone: Path) -> tuple[set[tuple[str, str]], set[str]]:
         elif block.startswith("rule cells_"):
             found = re.findall(r"results/(\w+/\w+)/cells/([^,\s]+?)\.parquet", block.split("log:")[0])
             assert found, block
-            cells |= {(e, c) for e, c in found if f"results/{e}/cells/{c}.parquet" in stale
-                      or not (clone / "results" / e / "cells" / f"{c}.fingerprint").exists()}
+            # (a dry run keeps a stale cell's fingerprint file and marks the cell, freshness.stale_mark)
+            cells |= {(e, c) for e, c in found if not (clone / "results" / e / "cells" / f"{c}.fingerprint").exists()
+                      or (clone / stale_mark(e, c)).exists()}
         elif block.startswith(("rule aggregate:", "localrule aggregate:")):
             m = re.search(r"output: results/(\w+/\w+)\.\w+,", block)
             assert m, block
@@ -103,7 +102,7 @@ def _prank_cells(clone: Path) -> set[tuple[str, str]]:
 
 def _current_copies(clone: Path) -> set[tuple[str, str]]:
     """The cells the workflow copies from a twin (pipeline.cells.twin_cells) whose fingerprint file
-    is current in the clone (after the last dry run: not in its stamp of stale cells)."""
+    is current in the clone."""
     from rankrepro.data.status import data_status
     from rankrepro.pipeline.catalog import default_cache_dir, load_catalog
     from rankrepro.pipeline.cells import twin_cells
@@ -111,12 +110,8 @@ def _current_copies(clone: Path) -> set[tuple[str, str]]:
     cat = load_catalog("paper", config_dir=clone / "config", cache_dir=default_cache_dir())
     used = {n: s.used for n, e in cat.items() for s in [data_status(e.cfg.dataset.source, probe=False)]
             if s.runnable}
-    # stale ones keep their fingerprint file through a dry run: its stamp lists them (issue 58)
-    stamp = clone / ".snakemake" / "rankrepro" / "stale-cells.txt"
-    stale = set(stamp.read_text().split()) if stamp.is_file() else set()
     return {(n, c) for (n, c) in twin_cells(cat, used)
-            if (clone / "results" / n / "cells" / f"{c}.fingerprint").exists()
-            and f"results/{n}/cells/{c}.parquet" not in stale}
+            if (clone / "results" / n / "cells" / f"{c}.fingerprint").exists() and not (clone / stale_mark(n, c)).exists()}
 
 
 def test_fresh_clone_plans_no_cell(clone):

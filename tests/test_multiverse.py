@@ -172,22 +172,3 @@ def test_the_specification_curve_draws_every_reading_and_its_choices():
     assert out.count("<rect ") == sum(len(x["reading"]) for x in mv["list"])
     assert all(f">{c}</text>" in out for c in mv["cross"])
     assert svg(None) == ""
-
-
-def test_verify_judges_a_difference_by_the_rule_for_numbers_that_move():
-    """rankrepro verify: identical; within the last bits (1e-9 relative); within the cell's
-    recorded platform spread (every metric); else it differs (and the command fails)."""
-    from rankrepro.pipeline.verify import CellCheck, judge
-
-    def chk(by, problem=""):
-        return CellCheck("p/a", "c", not by and not problem, 10, len(by), 0, 0, problem, by_metric=by)
-
-    spread = {"p/a/c": {"mae": {"abs": 1e-3, "rel": 1e-3}}}
-    assert judge(chk({}), spread) == "identical"
-    assert judge(chk({"mae": [1e-15, 1e-15]}), {}) == "last bits"
-    assert judge(chk({"mae": [5e-4, 1e-3]}), spread) == "platform spread"
-    assert judge(chk({"mae": [2e-3, 1e-3]}), spread) == "differs"  # beyond its spread
-    assert judge(chk({"mae": [5e-4, 1e-3], "qwk": [1e-4, 1e-4]}), spread) == "differs"  # a metric not measured
-    assert judge(chk({"mae": [5e-4, 1e-3]}), {}) == "differs"  # no spread recorded
-    assert judge(chk({}, problem="2 rows missing"), spread) == "differs"
-    assert chk({}).passes is False  # no verdict yet

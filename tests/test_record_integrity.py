@@ -257,7 +257,7 @@ def test_the_workflow_reruns_a_cell_whose_bytes_changed(workflow):
     # a dry run (issue 58, item 3) removes nothing, yet plans the cell's rerun and names it
     out = _dry_run(workflow)
     assert fp.read_bytes() == kept
-    assert "dry run: 1 cell(s) no longer match their fingerprint file" in out and cell.name in out, out[-3000:]
+    assert "1 stale cell(s) planned here" in out and cell.stem in out, out[-3000:]
     assert "rule run_cell" in out and "rule aggregate" in out, out[-3000:]
     assert f"results/{WF_NAME}/cells/list-rankingRNRNRN.parquet" in out
     # only that cell: the others' bytes are those their fingerprint files name

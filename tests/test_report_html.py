@@ -423,3 +423,14 @@ def test_headline_counts_over_what_could_be_judged():
     assert f"{len(sc.artefacts) - len(sc.ran)} could not run" in page
     for word in {a.agreement for a in own} - {"reproduced"}:
         assert f"{sum(a.agreement == word for a in own)} {word}" in page
+
+
+def test_the_papers_own_comparison_comes_first():
+    """Harrington's Table 1 (issue 57, item 6): its section opened with 15 rows of the online loss,
+    a metric the paper prints no value of, before the test loss the paper's table compares."""
+    page = rh.artefact_section(rec(TABLE1), None)
+    heads = re.findall(r"<h4>(.*?)</h4>", page)
+    metrics = [h.split()[0] for h in heads if h.split()[0] in ("test_rank_loss", "online_rank_loss")]
+    assert metrics == ["test_rank_loss", "online_rank_loss"], heads
+    online = next(h for h in heads if h.startswith("online_rank_loss"))
+    assert "not in the paper" in online and "not in the paper" not in next(h for h in heads if h.startswith("test_"))

@@ -26,6 +26,12 @@ class DamagedFile(ValueError):
         super().__init__(f"{path}: {problem}")
 
 
+class RecordMismatch(ValueError):
+    """Records the report refuses: edited since they were written, or whose cells changed
+    (raised by :func:`rankrepro.report.html.build_report`; here, where the command line catches
+    it without importing the report)."""
+
+
 class WriteFailed(OSError):
     """An OS error while writing a file, naming it (the partial file removed)."""
 

@@ -407,11 +407,15 @@ def job_fetch(dataset: str, log: str | None = None) -> None:
 
 
 def job_preprocess(dataset: str, options: dict | None = None, log: str | None = None) -> None:
-    from .data.preprocess import preprocess
+    from .data.preprocess import REFUSED, preprocess
 
     logger = _logger(log)
     logger(f"preprocessing {dataset} with {options or {}}")
-    preprocess(dataset, params=options, progress=logger)
+    try:
+        preprocess(dataset, params=options, progress=logger)
+    except REFUSED as e:  # the job ends with its one line (file and line), last in the log and on stderr
+        logger(f"error: {e}")
+        raise SystemExit(1) from None
 
 
 #: the builders that keep arrays computed from the processed data beside it

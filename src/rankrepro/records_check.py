@@ -43,6 +43,9 @@ def reaggregate(exp: Experiment, rec: dict, root: Path, scratch: Path, load, kno
     if side.is_file():  # what `verify --record` verified of these cells: kept by a re-aggregation
         verification_path(out).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(side, verification_path(out))
+    spread = root / "results" / "platform_spread.json"
+    if spread.is_file():  # the platform spread the record's section is read from (pipeline/platforms.py)
+        shutil.copy(spread, scratch / "results" / spread.name)
     if rec.get("status") != "ran":
         from .report.artefact import build_not_run
 

@@ -7,7 +7,9 @@ round, made before the update, into ``out``.
 
 Instances come as CSR rows (``ip``, ``ix``, ``xv``: row pointers, column indices, values):
 a round costs O(non-zeros of x), not O(dimension), which matters for the collaborative-
-filtering instances (thousands of columns, one per other viewer, mostly zero).
+filtering instances (thousands of columns, one per other viewer, mostly zero).  Dense
+instances come as two empty index arrays and the 2-D array itself as ``xv`` (``_rows``: the
+same kernel compiled for that form, the same numbers, no conversion to CSR).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import math
 
 import numpy as np
 from numba import njit
+
+from ._rows import axpy_row, dot_row, dot_row_call, exp_dot_row, member_scores, n_rows, sq_row
 
 #: the small helpers the kernels call per row or per member: inlined into their callers at
 #: Numba's level (a call between compiled functions is not inlined by LLVM, and with a
@@ -32,29 +36,6 @@ def rank_of(s, b):
         if s - b[r] < 0.0:
             return r + 1
     return km1 + 1
-
-
-@helper
-def dot_row(w, ip, ix, xv, t):
-    s = 0.0
-    for p in range(ip[t], ip[t + 1]):
-        s += w[ix[p]] * xv[p]
-    return s
-
-
-@helper
-def axpy_row(w, c, ip, ix, xv, t):
-    """w += c * x_t"""
-    for p in range(ip[t], ip[t + 1]):
-        w[ix[p]] += c * xv[p]
-
-
-@helper
-def sq_row(ip, xv, t):
-    q = 0.0
-    for p in range(ip[t], ip[t + 1]):
-        q += xv[p] * xv[p]
-    return q
 
 
 @helper
@@ -78,7 +59,7 @@ def prank_thresholds(s, b, yt, bsum):
 def prank_online(ip, ix, xv, y, w, b, single, out):
     """PRank (single=False) or Si-PRank (single=True) over the rows of x."""
     nosum = np.empty(0)
-    T = ip.shape[0] - 1
+    T = n_rows(ip, xv)
     mistakes = 0
     for t in range(T):
         s = dot_row(w, ip, ix, xv, t)
@@ -107,7 +88,7 @@ def prank_online(ip, ix, xv, y, w, b, single, out):
 
 @njit(cache=True, nogil=True)
 def predict_linear(ip, ix, xv, w, b, out):
-    for t in range(ip.shape[0] - 1):
+    for t in range(n_rows(ip, xv)):
         out[t] = rank_of(dot_row(w, ip, ix, xv, t), b)
 
 
@@ -182,7 +163,7 @@ def noprank_dual(c, yr, q, tau):
 @njit(cache=True, nogil=True)
 def noprank_online(ip, ix, xv, y, w, b, beta, out, tau_sum):
     """No-PRank (Fig. 3): on a rank mistake, project onto the margin constraints."""
-    T = ip.shape[0] - 1
+    T = n_rows(ip, xv)
     km1 = b.shape[0]
     c = np.empty(km1)
     yr = np.empty(km1)
@@ -235,14 +216,12 @@ def muprank_online(ip, ix, xv, y, logw, units, shift, eta, out):
     """Mu-PRank with log b_r = eta * units[r] + shift[0]: ``units`` are the integers u_r of
     Lemma 4, so the threshold order is exact in floating point; ``shift`` is the running
     log normaliser shared by all thresholds."""
-    T = ip.shape[0] - 1
+    T = n_rows(ip, xv)
     km1 = units.shape[0]
     bb = np.empty(km1)
     logb = np.empty(km1)
     for t in range(T):
-        s = 0.0
-        for p in range(ip[t], ip[t + 1]):
-            s += math.exp(logw[ix[p]]) * xv[p]
+        s = exp_dot_row(logw, ip, ix, xv, t)
         for r in range(km1):
             bb[r] = math.exp(eta * units[r] + shift[0])
         yhat = rank_of(s, bb)
@@ -272,7 +251,7 @@ def muprank_online(ip, ix, xv, y, logw, units, shift, eta, out):
 @njit(cache=True, nogil=True)
 def mcp_online(ip, ix, xv, y, W, out, high_ties=False):
     """``high_ties``: a tie for the highest score goes to the highest rank (else the lowest)."""
-    T = ip.shape[0] - 1
+    T = n_rows(ip, xv)
     k = W.shape[0]
     scores = np.empty(k)
     for t in range(T):
@@ -299,7 +278,7 @@ def mcp_online(ip, ix, xv, y, W, out, high_ties=False):
 @njit(cache=True, nogil=True)
 def predict_mcp(ip, ix, xv, W, out, high_ties=False):
     k = W.shape[0]
-    for t in range(ip.shape[0] - 1):
+    for t in range(n_rows(ip, xv)):
         best = 0
         bs = dot_row(W[0], ip, ix, xv, t)
         for r in range(1, k):
@@ -324,7 +303,7 @@ def nearest_rank(s, k):
 
 @njit(cache=True, nogil=True)
 def wh_online(ip, ix, xv, y, w, eta, k, out):
-    T = ip.shape[0] - 1
+    T = n_rows(ip, xv)
     diverged = False
     for t in range(T):
         s = dot_row(w, ip, ix, xv, t)
@@ -346,7 +325,7 @@ def voted_prank_online(ip, ix, xv, y, w, b, Wh, Bh, C, n_h, out):
     ``Wh``/``Bh``/``C`` have room for n_h[0] + T hypotheses; slot n_h[0]-1 is the current
     one.  Returns the new number of stored hypotheses.
     """
-    T = ip.shape[0] - 1
+    T = n_rows(ip, xv)
     nosum = np.empty(0)
     cur = n_h - 1
     for t in range(T):
@@ -373,7 +352,7 @@ def predict_voted(ip, ix, xv, Wh, Bh, C, n_h, out_score):
     tot = 0.0
     for i in range(n_h):
         tot += C[i]
-    for t in range(ip.shape[0] - 1):
+    for t in range(n_rows(ip, xv)):
         acc = 0.0
         for i in range(n_h):
             if C[i] == 0.0:
@@ -397,15 +376,8 @@ def member_ranks(ip, ix, xv, t, W, B, score, rank):
     independent sums the compiler can run side by side); each member's sum still starts at
     0 and adds its terms in the row's order, as :func:`dot_row` does, so the numbers are the
     same."""
-    N = W.shape[0]
-    for i in range(N):
-        score[i] = 0.0
-    for p in range(ip[t], ip[t + 1]):
-        j = ix[p]
-        x = xv[p]
-        for i in range(N):
-            score[i] += W[i, j] * x
-    for i in range(N):
+    member_scores(ip, ix, xv, t, W, score)
+    for i in range(W.shape[0]):
         rank[i] = rank_of(score[i], B[i])
 
 
@@ -442,13 +414,13 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
     from the prediction (the same dot_row and rank_of on the same rule: the same numbers)
     instead of computing them again.
     """
-    T = ip.shape[0] - 1
+    T = n_rows(ip, xv)
     N = W.shape[0]
     score = np.empty(N)
     rank = np.empty(N, dtype=np.int64)
     for t in range(T):
         if mode == MODE_BPM:
-            out[t] = rank_of(dot_row(Wsum, ip, ix, xv, t), Bsum)
+            out[t] = rank_of(dot_row_call(Wsum, ip, ix, xv, t), Bsum)
         else:
             # every member's score and rank kept for the update below
             member_ranks(ip, ix, xv, t, W, B, score, rank)
@@ -475,7 +447,7 @@ def oap_online(ip, ix, xv, y, W, B, Wsum, Bsum, V, mask, mode, k, out):
 @njit(cache=True, nogil=True)
 def ensemble_scores(ip, ix, xv, W, B, V, mode, out):
     score, rank = np.empty(W.shape[0]), np.empty(W.shape[0], dtype=np.int64)
-    for t in range(ip.shape[0] - 1):
+    for t in range(n_rows(ip, xv)):
         member_ranks(ip, ix, xv, t, W, B, score, rank)
         out[t] = vote(rank, V, mode)
 
@@ -483,6 +455,6 @@ def ensemble_scores(ip, ix, xv, W, B, V, mode, out):
 @njit(cache=True, nogil=True)
 def predict_ensemble(ip, ix, xv, W, B, V, mode, k, out):
     score, rank = np.empty(W.shape[0]), np.empty(W.shape[0], dtype=np.int64)
-    for t in range(ip.shape[0] - 1):
+    for t in range(n_rows(ip, xv)):
         member_ranks(ip, ix, xv, t, W, B, score, rank)
         out[t] = nearest_rank(vote(rank, V, mode), k)

@@ -20,6 +20,7 @@ class MulticlassPerceptron(OnlineRanker):
     """
 
     name = "mcp"
+    _dense_rows = True
     _constraints = {"ties": OneOf(("lowest", "highest"))}
 
     def __init__(self, *, n_ranks: int = 5, ties: str = "lowest"):
@@ -52,6 +53,7 @@ class WidrowHoff(OnlineRanker):
     RuntimeWarning is issued."""
 
     name = "widrow_hoff"
+    _dense_rows = True
     _constraints = {"eta": Range(float, 0.0, None, left_open=True)}
 
     def __init__(self, *, n_ranks: int = 5, eta: float = 0.1):

@@ -208,7 +208,7 @@ class CoactiveLearner(QueryRanker):
         return self
 
     def _scores(self, X, qid):
-        return X @ self.coef_
+        return row_dots(np.ascontiguousarray(X, dtype=np.float64), self.coef_)
 
 
 COACTIVE = {CoactiveLearner.name: CoactiveLearner}
@@ -300,6 +300,31 @@ def strict_ranking_feedback(order: np.ndarray, u: np.ndarray, alpha: float, top:
     return pick  # unreachable: at full depth the pick is optimal
 
 
+@njit(cache=True, nogil=True)
+def row_dots(X: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """X @ w summed in one fixed order (feature by feature), the same on every CPU: BLAS's
+    matrix-vector product sums in an order that depends on the CPU kernel and on the row's
+    place in its block, so two documents with the same features can score a last bit apart on
+    one machine and tie on another, and a tie decides the presented order (issue 60, item 5)."""
+    out = np.zeros(X.shape[0])
+    for i in range(X.shape[0]):
+        acc = 0.0
+        for j in range(X.shape[1]):
+            acc += X[i, j] * w[j]
+        out[i] = acc
+    return out
+
+
+@njit(cache=True, nogil=True)
+def weighted_rows(wts: np.ndarray, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """sum_k wts[k] X[rows[k]] in a fixed order (phi of a ranking's top), the same on every CPU."""
+    out = np.zeros(X.shape[1])
+    for k in range(rows.size):
+        for j in range(X.shape[1]):
+            out[j] += wts[k] * X[rows[k], j]
+    return out
+
+
 def noisy_ranking_feedback(order: np.ndarray, labels: np.ndarray, top: int = TOP, inspect: int = 10) -> np.ndarray:
     """The simulated user of Sec. 5.1.2: among the first ``inspect`` presented documents (all
     when fewer), the ``top`` with the highest relevance labels go on top (ties keep the
@@ -322,7 +347,7 @@ def ranking_rounds(cfg: "CoactiveLearner", learner: "PreferencePerceptron | None
         s, e = starts[q], ends[q]
         Xq, u = X[s:e], u_all[s:e]
         w = learner.W[0] if learner is not None else svm.w
-        order = np.lexsort((rng.random(e - s), -(Xq @ w)))
+        order = np.lexsort((rng.random(e - s), -row_dots(Xq, w)))
         wts = position_weights(e - s)
         y = order[:wts.size]
         regret[t] = np.sort(u)[::-1][:wts.size] @ wts - u[y] @ wts
@@ -330,7 +355,7 @@ def ranking_rounds(cfg: "CoactiveLearner", learner: "PreferencePerceptron | None
             ybar = strict_ranking_feedback(order, u, cfg.alpha)
         else:
             ybar = noisy_ranking_feedback(order, labels[s:e])
-        delta = wts @ Xq[ybar] - wts @ Xq[y]
+        delta = weighted_rows(wts, Xq, ybar) - weighted_rows(wts, Xq, y)
         if learner is not None:
             learner.update(delta[None, :])
         else:

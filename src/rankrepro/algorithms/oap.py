@@ -37,6 +37,7 @@ _MASK_CHUNK = 65536
 
 
 class _OAP(OnlineRanker):
+    _dense_rows = True
     _mode = K.MODE_BPM
     _constraints = {
         "N": Range(int, 1, None),

@@ -202,6 +202,7 @@ class _PRankStep(OnlineRanker):
     and not the PRank class's module)."""
 
     name = "prank_step"
+    _dense_rows = True
 
     def __init__(self, *, n_ranks: int = 5):
         self.n_ranks = n_ranks

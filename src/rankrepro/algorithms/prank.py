@@ -17,6 +17,7 @@ from .base import rows, per_distinct_row, Range, OneOf, OnlineRanker, round_to_r
 
 class _ThresholdRanker(OnlineRanker):
     """A weight vector ``coef_`` and ordered thresholds ``thresholds_`` (b_1..b_{k-1})."""
+    _dense_rows = True
 
     def decision_function(self, X) -> np.ndarray:
         self._check_fitted()
@@ -142,6 +143,7 @@ class VotedPRank(OnlineRanker):
     rule made.  The two differ by exactly 1 on every hypothesis but the first."""
 
     name = "voted_prank"
+    _dense_rows = True
     #: parameters that change only how the final rule predicts, never the run (the online
     #: predictions are the current PRank rule's): rankrepro.pipeline.cells.reread_of
     PREDICT_ONLY = ("output",)

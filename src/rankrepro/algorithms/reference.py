@@ -1,8 +1,8 @@
 """Plain per-example NumPy implementations, written straight from the papers' pseudocode.
 
-They are the independent computation the compiled learners are tested against, and the
-reference the benchmark (``scripts/bench.py``) measures speed-ups against.  Not used by
-the pipeline.
+They are the independent computation the compiled learners are tested against.  The speed
+reference of the benchmark (``scripts/bench.py``) is ``reference_tight``, compiled loops.
+Not used by the pipeline.
 """
 
 from __future__ import annotations

@@ -37,6 +37,13 @@ def _verify(args) -> int:
         if git_commit().endswith("+dirty"):
             raise CliError("verify --record stamps the records with the commit the cells were verified at, and "
                            "tracked sources differ from it (git status): commit or stash them first")
+    if args.kernel:  # OpenBLAS and NumPy read their kernel when they load: the command runs again under it
+        from ..pipeline.platforms import KernelError, under_kernel
+
+        try:
+            under_kernel(args.kernel, sys.argv[1:])
+        except KernelError as e:
+            raise CliError(str(e)) from None
     catalog = load_catalog("paper", cache_dir=default_cache_dir(), jobs=catalog_jobs())
     if args.records:
         from ..records_check import check
@@ -46,11 +53,14 @@ def _verify(args) -> int:
         raise CliError(f"--against {args.against}: give the results/ folder of another checkout's run "
                        "(<checkout>/results)")
     checks = run(catalog, args.experiments or None, every=args.all, jobs=args.jobs, record=args.record,
-                 stale=args.stale, reused=args.reused, patterns=args.cells, against=args.against)
+                 stale=args.stale, reused=args.reused, patterns=args.cells, against=args.against,
+                 per_learner=args.per_learner)
     if args.record_spread:
-        from ..pipeline.verify import SPREAD, record_spread
+        from ..pipeline.platforms import SPREAD, current_kernel, record
 
-        print(f"platform spread: {record_spread(checks)} differing cell(s) merged into {SPREAD}")
+        measured, moved = record(checks, catalog)
+        print(f"platform spread under {current_kernel()}: {measured} cell(s) measured, {moved} moved, merged into "
+              f"{SPREAD} (the records carry it once aggregated again: snakemake --forcerun aggregate)")
         return 0
     # identical, or moved only within the rule for numbers that move (last bits, platform spread)
     return 0 if all(c.passes for c in checks) else 1
@@ -76,10 +86,9 @@ def _check_learner(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     from ..checkout import OutsideCheckout
     from ..data.processed_check import ProcessedDataRefused
-    from ..files import DamagedFile, ReadFailed, WriteFailed
+    from ..files import DamagedFile, ReadFailed, RecordMismatch, WriteFailed
 
     from ..pipeline.learner_checks import TrialFailed
-    from ..pipeline.integrity import RecordMismatch
 
     args = parse_args(argv)
     try:
@@ -130,13 +139,13 @@ def _dispatch(args) -> int:
                 rc = 1
         return rc
     elif args.cmd == "preprocess":
-        from ..data.preprocess import preprocess
+        from ..data.preprocess import REFUSED, preprocess
 
         for n in args.names:
             try:
                 print(preprocess(n))
-            except (ChecksumError, KeyError) as e:
-                print(f"rankrepro: error: {e}", file=sys.stderr)
+            except (KeyError, *REFUSED) as e:  # a malformed file: one line naming file and line
+                print(f"rankrepro: error: {e.args[0] if isinstance(e, KeyError) and e.args else e}", file=sys.stderr)
                 return 1
     elif args.cmd == "verify":
         return _verify(args)
@@ -160,12 +169,35 @@ def _dispatch(args) -> int:
         return 1 if any(w.problem for w in done) else 0
     elif args.cmd == "export":
         from ..pipeline.catalog import output_prefix
-        from ..report.export import export
+        from ..report.export import ExportRefused, export
 
         plain_scale(args.scale, "export")
+        root = output_prefix(args.scale) or "."
+        if args.source is not None:  # the --out folder of a `rankrepro run` or `rankrepro arena`
+            if args.scale != "paper":
+                raise CliError("export --from DIR reads the run in DIR; --scale names the workflow's outputs: give one")
+            if not (Path(args.source) / "results").is_dir():
+                raise CliError(f"export --from {args.source}: no results/ folder there (give the --out folder of "
+                               "`rankrepro run` or `rankrepro arena`, e.g. runs/cli/smoke)")
+            root = args.source
         out = writable_out(args.out, "runs/export", "export")
-        for path in export(out, root=output_prefix(args.scale) or ".", only=args.only or None):
-            print(path)
+        try:
+            for path in export(out, root=root, only=args.only or None):
+                print(path)
+        except ExportRefused as e:
+            raise CliError(str(e)) from None
+    elif args.cmd == "compare":
+        from ..report.compare_runs import CompareError, compare, render, write_csv
+
+        try:
+            rows, claims, alone = compare(args.run_a, args.run_b, args.only or None)
+        except CompareError as e:
+            raise CliError(str(e)) from None
+        print(render(rows, claims, alone, args.run_a, args.run_b), end="")
+        if args.csv:
+            writable_out(str(Path(args.csv).parent), "runs", "compare --csv")
+            write_csv(rows, args.csv)
+            print(f"csv    {args.csv}")
     elif args.cmd == "experiments":
         from ..pipeline.catalog import catalog_jobs, default_cache_dir, load_catalog
 

@@ -195,3 +195,32 @@ def precheck(name: str, overrides: list[str], scale: str) -> None:
         close = difflib.get_close_matches(scale, scales, n=1, cutoff=0.6)
         raise CliError(f"config error in experiment '{name}' at key 'scale': unknown scale '{scale}' "
                        f"(known: {', '.join(scales)})" + (f"; did you mean '{close[0]}'?" if close else ""))
+
+
+_HYDRA = re.compile(r"^\+{0,2}hydra\.([\w.]+)=(.*)$", re.S)
+
+
+def hydra_settings(overrides: list[str], out: str | None) -> tuple[list[str], str | None]:
+    """Hydra's own settings on the command line: ``hydra.run.dir=X`` (and ``hydra.sweep.dir``)
+    is the output folder, as ``--out X``; any other ``hydra.*`` setting is refused in one line
+    (rankrepro composes the configs with Hydra but is not a Hydra application: nothing reads
+    them).  Returns the other overrides and the output folder."""
+    rest = []
+    for o in overrides:
+        m = _HYDRA.match(o)
+        if m is None:
+            if o.lstrip("~+").startswith("hydra."):
+                raise CliError(f"override '{o}': Hydra's own settings are not used here; the output folder is "
+                               "--out DIR (or hydra.run.dir=DIR)")
+            rest.append(o)
+            continue
+        if m.group(1) not in ("run.dir", "sweep.dir"):
+            raise CliError(f"override '{o}': Hydra's own settings are not used here (rankrepro is not a Hydra "
+                           "application); only hydra.run.dir=DIR is taken, as --out DIR")
+        value = m.group(2).strip().strip("'\"")
+        if not value:
+            raise CliError(f"override '{o}': give a folder, hydra.run.dir=DIR (as --out DIR)")
+        if out is not None and str(out) != value:
+            raise CliError(f"override '{o}' and --out {out} name two output folders: give one")
+        out = value
+    return rest, out

@@ -65,7 +65,8 @@ def _parser() -> argparse.ArgumentParser:
                     "algorithm's params, run as its grid: cells of this one experiment), --cfg job prints.\n"
                     "A cell already made with the same fingerprint (config, code, data) is reused, not computed:\n"
                     "from OUT (a previous run), else copied from the workflow's outputs of the scale (the\n"
-                    "committed results/ at paper scale, runs/<scale>/ otherwise); the log says how many and from where.",
+                    "committed results/ at paper scale, runs/<scale>/ otherwise, make smoke's all_cells.parquet\n"
+                    "included); the log says how many and from where.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="examples:\n  rankrepro run crammer_singer2005/fig6 experiment.n_trials=10 --scale paper --jobs 2\n"
                "  rankrepro run harrington2003/table1 -m algorithms.oap_bpm.params.tau=0.05,0.3,0.6,0.9\n"
@@ -115,7 +116,9 @@ def _parser() -> argparse.ArgumentParser:
                "  rankrepro verify yu2006/tables --reused --cells '*ordinal_predict=*'  # of those, these\n"
                "  rankrepro verify --all --jobs 2 --record         # everything; tell the committed files\n"
                "  rankrepro verify --stale --record --against ../clone/results  # cells a run of this code made\n"
-               "  rankrepro verify --records --jobs 2              # every record against its cells (make verify, first)")
+               "  rankrepro verify --records --jobs 2              # every record against its cells (make verify, first)\n"
+               "  rankrepro verify --kernel sandybridge            # the sample under a pre-AVX2 kernel (CI)\n"
+               "  rankrepro verify --kernel haswell --per-learner --record-spread  # measure the spread (make spread)")
     v.add_argument("experiments", nargs="*", metavar="EXPERIMENT", help="<paper>/<artefact> (default: all)")
     v.add_argument("--all", action="store_true", help="every committed cell, not the cheapest of each artefact")
     v.add_argument("--stale", action="store_true",
@@ -135,9 +138,15 @@ def _parser() -> argparse.ArgumentParser:
                         "sha256 against its fingerprint file and record; each record, table and Markdown aggregated "
                         "again from its cells and compared byte for byte); all of them, without recomputing a cell")
     v.add_argument("--record-spread", action="store_true",
-                   help="merge each differing cell's differences (per metric) into results/platform_spread.json, "
-                        "with this machine's CPU kernel settings: the spread the same code shows on another "
-                        "kernel, which verify then accepts")
+                   help="merge what was measured (each cell identical or its differences per metric, and the "
+                        "outcomes that change) into results/platform_spread.json, with this machine's CPU kernel "
+                        "settings: the spread the same code shows on another kernel, which verify then accepts")
+    v.add_argument("--kernel", choices=("skylakex", "haswell", "sandybridge"),
+                   help="run under this CPU kernel setting (OpenBLAS core type, NumPy SIMD level, numba target; "
+                        "docs/reproducibility.md, 'The platform spread')")
+    v.add_argument("--per-learner", action="store_true",
+                   help="the cheapest main cell of each learner of each artefact (the platform spread's sample, "
+                        "make spread)")
     v.add_argument("--record", action="store_true",
                    help="write what was verified into the records and refresh the identical cells' fingerprint "
                         "files (commit them)")
@@ -186,6 +195,19 @@ def _parser() -> argparse.ArgumentParser:
                         epilog="example:\n  rankrepro report")
     rp.add_argument("--scale", default="paper", help="paper (default: results/) or another scale (runs/<scale>/)")
     _add_runfiles_export(sub)
+    cmp_ = sub.add_parser(
+        "compare", help="two runs side by side: per artefact and cell, each run's mean and 95%% CI and the difference",
+        description="Two runs side by side, for reading (rankrepro.report.compare_runs): per artefact both hold and per\n"
+                    "cell, metric and round of its table, each run's mean and 95% Student-t half-width, B - A and its\n"
+                    "95% Welch interval; then each claim's verdict in A and in B.  A run is the --out folder of\n"
+                    "`rankrepro run` or `arena`, runs/<scale>, a checkout or a results/ folder.  Nothing is judged\n"
+                    "(a code change's regression check against the committed results is scripts/compare_results.py).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example:\n  rankrepro compare runs/cli/smoke runs/mine harrington2003/table1  # two rankrepro run --out")
+    cmp_.add_argument("run_a", metavar="RUN_A")
+    cmp_.add_argument("run_b", metavar="RUN_B")
+    cmp_.add_argument("only", nargs="*", metavar="PAPER[/ARTEFACT]", help="only these papers or artefacts (default: all)")
+    cmp_.add_argument("--csv", default=None, metavar="FILE", help="also write the rows as CSV (one per cell, metric, round)")
     ap.set_defaults(_commands=dict(sub.choices))
     return ap
 
@@ -227,10 +249,14 @@ def _add_runfiles_export(sub) -> None:
         description="Write OUT/<paper>.csv.gz and OUT/<paper>.parquet: every value of the committed cells of the\n"
                     "paper's artefacts, one row per (artefact, cell, trial, metric, round), with the algorithm,\n"
                     "its grid values and the sensitivity choice of the cell; and OUT/DATA_DICTIONARY.md\n"
-                    "(rankrepro.report.export).  Reads only what is committed; recomputes nothing.",
+                    "(rankrepro.report.export).  Reads only what is committed (or, --from, a run of your own), each\n"
+                    "record and cell checked against its hashes (an edited value is refused); recomputes nothing.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="example:\n  rankrepro export --out /tmp/export")
+        epilog="examples:\n  rankrepro export --out /tmp/export\n"
+               "  rankrepro export --from runs/cli/smoke --out /tmp/mine   # a run of your own (rankrepro run --out)")
     ex.add_argument("only", nargs="*", metavar="PAPER[/ARTEFACT]", help="only these papers or artefacts (default: all)")
     ex.add_argument("--out", default="runs/export", help="output folder (default: runs/export)")
     ex.add_argument("--scale", default="paper",
                     help="the results of this scale (default: paper, the committed results/; else runs/<scale>/)")
+    ex.add_argument("--from", dest="source", metavar="RUN_DIR", default=None,
+                    help="instead, the results of a run of your own: the --out folder of `rankrepro run` or `arena`")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from .errors import CliError
-from .overrides import did_you_mean, multirun_as_grid, precheck
+from .overrides import did_you_mean, hydra_settings, multirun_as_grid, precheck
 from .paths import writable_out
 
 
@@ -38,13 +38,27 @@ def _load(name: str, overrides: list[str], scale: str):
     from ..pipeline.config_errors import ConfigError
 
     try:
-        return load_experiment(name, scale, overrides=overrides)
+        exp = load_experiment(name, scale, overrides=overrides)
     except ConfigError as e:
         if "does not support deletion" in str(e):  # '~experiment.figure': a key of the schema
             raise CliError(f"{e}: '~' removes an entry of a mapping (e.g. ~algorithms.<key>); a key every "
                            "experiment has is set instead (e.g. experiment.figure=null)") from None
         hint = did_you_mean(e, name, scale)
         raise CliError(str(e) + (f"; did you mean '{hint}'?" if hint else "")) from None
+    if exp.override_note:  # what a learner removed or swept takes with it (pipeline.user_drops): one line
+        print(f"{name}: {exp.override_note}", file=sys.stderr, flush=True)
+    return exp
+
+
+def scale_caps(exp) -> str:
+    """The sizes a run of ``exp`` uses under its scale's caps, against the experiment's own
+    (``--cfg job`` prints the config as written: n_trials 100 where a smoke run does 2)."""
+    e = exp.cfg.experiment
+    used = [("n_trials", exp.n_trials, e.n_trials), ("n_train", exp.n_train, e.n_train),
+            ("n_test", exp.n_test, e.n_test), ("curve_points", exp.curve_points, e.get("curve_points"))]
+    parts = [f"{k} {u}" + (f" (written {w})" if w is not None and w != u else "") for k, u, w in used]
+    parts += [f"{k} {v}" for k, v in (("max_steps", exp.max_steps), ("max_users", exp.max_users)) if v is not None]
+    return f"# scale {exp.scale}, in effect: {', '.join(parts)}\n"
 
 
 def show_config(name: str, overrides: list[str], scale: str = "smoke", resolve: bool = False,
@@ -63,7 +77,7 @@ def show_config(name: str, overrides: list[str], scale: str = "smoke", resolve: 
 
     from ..pipeline.catalog import composed_config
 
-    return OmegaConf.to_yaml(composed_config(name, scale, overrides))
+    return scale_caps(exp) + OmegaConf.to_yaml(composed_config(name, scale, overrides, drops=exp.override_drops))
 
 
 def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: int = 1,
@@ -139,7 +153,12 @@ def run_experiment(name: str, overrides: list[str], scale: str = "smoke", jobs: 
         read = {}  # cells read off a main cell's fits, computed with it (pipeline.cells.reread_of)
         for c, p in zip(exp.all_cells, cell_paths):
             if c.id in plan.reused:
-                reuse.take(plan.reused[c.id][1], p)
+                found = plan.reused[c.id][1]
+                if isinstance(found, Path):
+                    reuse.take(found, p)
+                else:  # its rows in make smoke's all_cells.parquet (pipeline.reuse, 3.)
+                    write_parquet(found, p)
+                    write_fingerprint(exp, c.id, data_path, reuse.fingerprint_of(p))
                 continue
             reuse.fingerprint_of(p).unlink(missing_ok=True)  # none until the new results are written
             if c.id in read:
@@ -181,6 +200,7 @@ def _resolve_without_cfg(args) -> None:
 
 def _run(args) -> int:
     _resolve_without_cfg(args)
+    args.overrides, args.out = hydra_settings(list(args.overrides), args.out)
     if args.cfg == "job":
         print(show_config(args.experiment, list(args.overrides), args.scale, args.resolve, args.multirun), end="")
         return 0
@@ -269,6 +289,7 @@ def arena_report_figures(root: Path, recs: list[dict], paths: dict[str, Path]) -
 
 def _arena(args) -> int:
     _resolve_without_cfg(args)
+    args.overrides, args.out = hydra_settings(list(args.overrides), args.out)
     if args.cfg == "job":
         print(show_arena_config(args.family, list(args.overrides), args.scale, args.resolve, args.multirun), end="")
         return 0

@@ -16,6 +16,7 @@ the file and the 1-based line).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -204,6 +205,20 @@ class LetorData:
     y: np.ndarray  # int labels
     qid: np.ndarray  # int query ids
     docid: np.ndarray  # str document ids ('' where the file gives none)
+    line: np.ndarray | None = None  # the 1-based line of each row
+
+
+def _ends_with_line_end(path, last: int) -> None:
+    """A file whose last line has no line end was cut short (a partial download or copy): its
+    last line may be a complete-looking part of a longer one, so it is refused, not read."""
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return
+        fh.seek(-1, os.SEEK_END)
+        if fh.read(1) not in (b"\n", b"\r"):
+            raise ReaderError(path, last, "the file ends inside this line (no line end after it): it was cut short, "
+                                          "e.g. by a partial download or copy; fetch or copy it again")
 
 
 _DOCID = re.compile(r"docid\s*=\s*(\S+)")
@@ -211,6 +226,7 @@ _DOCID = re.compile(r"docid\s*=\s*(\S+)")
 
 def _letor_structure(path, d: LetorData, lines: list[int]) -> LetorData:
     lines = np.asarray(lines)
+    d.line = lines
     _check_blocks(path, d.qid, lines)
     has = np.array([x != "" for x in d.docid], dtype=bool)
     if has.any():
@@ -218,12 +234,16 @@ def _letor_structure(path, d: LetorData, lines: list[int]) -> LetorData:
     return d
 
 
-def read_letor(path, n_features: int | None = None, max_label: int | None = None) -> LetorData:
+def read_letor(path, n_features: int | None = None, max_label: int | None = None, dense: bool = False) -> LetorData:
     """``label qid:Q i:v ... [#comment]``.  ``n_features`` fixes the width (an index beyond it
     is an error); otherwise the largest index seen (at most :data:`MAX_FEATURES`).  Feature
-    indices start at 1."""
+    indices start at 1.  ``dense``: the format lists every feature on every line (LETOR 3.0 and
+    4.0, MSLR-WEB), so a line with fewer is an error, not zeros (SVMlight files such as Yahoo's
+    are sparse: a missing feature is 0)."""
+    if dense and n_features is None:
+        raise ValueError("a dense LETOR file needs its n_features")
     ys, qs, docs, rows, cols, vals, lines = [], [], [], [], [], [], []
-    n = 0
+    n = i = 0
     width_cap = n_features if n_features is not None else MAX_FEATURES
     label_cap = max_label if max_label is not None else 2**31 - 1
     for i, line in _lines(path):
@@ -252,6 +272,9 @@ def read_letor(path, n_features: int | None = None, max_label: int | None = None
             rows.append(n)
             cols.append(idx - 1)
             vals.append(_float(path, i, v, f"feature {idx}", bound=ABSURD))
+        if dense and len(tok) - 2 != n_features:
+            raise ReaderError(path, i, f"{len(tok) - 2} of the {n_features} features listed: this format lists every "
+                                       f"feature (1:v ... {n_features}:v), and a missing one would be read as 0")
         m = _DOCID.search(comment)
         docs.append(m.group(1) if m else "")
         ys.append(lab)
@@ -260,6 +283,7 @@ def read_letor(path, n_features: int | None = None, max_label: int | None = None
         n += 1
     if n == 0:
         raise ReaderError(path, 0, "no data lines")
+    _ends_with_line_end(path, i)
     width = n_features if n_features is not None else (max(cols) + 1 if cols else 0)
     X = np.zeros((n, width))
     X[np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)] = vals
@@ -267,10 +291,12 @@ def read_letor(path, n_features: int | None = None, max_label: int | None = None
     return _letor_structure(path, d, lines)
 
 
-def read_letor2_tsv(path, n_features: int = 25, max_label: int | None = None) -> LetorData:
-    """The mirror's LETOR 2.0 OHSUMED layout: ``qid<TAB>qid_docid<TAB>values<TAB>label``."""
+def read_letor2_tsv(path, n_features: int = 25, max_label: int = 2) -> LetorData:
+    """The mirror's LETOR 2.0 OHSUMED layout: ``qid<TAB>qid_docid<TAB>values<TAB>label``; labels
+    are the data set's grades 0..``max_label`` (OHSUMED's: 0, 1, 2)."""
     ys, qs, docs, X, lines = [], [], [], [], []
-    label_cap = max_label if max_label is not None else 2**31 - 1
+    label_cap = max_label
+    i = 0
     for i, line in _lines(path):
         if not line.strip():
             continue
@@ -295,6 +321,32 @@ def read_letor2_tsv(path, n_features: int = 25, max_label: int | None = None) ->
         lines.append(i)
     if not ys:
         raise ReaderError(path, 0, "no data lines")
+    _ends_with_line_end(path, i)
     d = LetorData(np.array(X, dtype=np.float64), np.array(ys, dtype=np.int64), np.array(qs, dtype=np.int64),
                   np.array(docs, dtype=object))
     return _letor_structure(path, d, lines)
+
+
+def check_splits(files: list[tuple[str, int, str, LetorData]]) -> None:
+    """The queries of one split in one part only: (file, fold, part, data) of every file read.
+    Within a fold (or the one split of the parts and Yahoo layouts) no query is in two parts (a
+    validation query that is also a training query); across folds no query is in two test sets
+    or two validation sets (folds whose test sets overlap test some queries twice and others
+    never).  A fault is a :class:`ReaderError` at the later file's first line of the query."""
+    seen: dict[tuple, tuple[str, int]] = {}  # (scope, qid) -> (file, line)
+    for path, fold, part, d in files:
+        scopes = [("fold", fold)]
+        if part in ("test", "valid") and fold:
+            scopes.append((part, 0))
+        firsts = np.unique(d.qid, return_index=True)
+        for scope in scopes:
+            for q, j in zip(*firsts):
+                other = seen.get((scope, int(q)))
+                line = int(d.line[j]) if d.line is not None else 0
+                if other is not None and other[0] != path:
+                    where = (f"in two parts of fold {fold}" if scope[0] == "fold" and fold else
+                             "in two parts of the split" if scope[0] == "fold" else
+                             f"in the {'validation' if scope[0] == 'valid' else 'test'} sets of two folds")
+                    raise ReaderError(path, line, f"qid {int(q)} is also in {other[0]} (line {other[1]}): a query "
+                                                  f"{where}; the splits must not share queries")
+                seen.setdefault((scope, int(q)), (path, line))

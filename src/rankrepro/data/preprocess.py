@@ -30,7 +30,7 @@ import numpy as np
 
 from . import ir_readers, readers
 from .fetch import MANIFEST, ChecksumError, Paths, check_local
-from ..checkout import LinkedFile, data_folders_inside, refuse_outside, data_root
+from ..checkout import LinkedFile, OutsideCheckout, data_folders_inside, refuse_outside, data_root
 from ..files import ReadFailed, WriteFailed, atomic_write, os_error_named
 from .registry import get
 from .arrays import derived_arrays, derived_path, load_cached, read_npz  # noqa: F401 - their former home
@@ -110,15 +110,17 @@ def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None =
         return {"id": q["id"].to_numpy(), "B": q["B"].to_numpy(dtype=str), "W": q["W"].to_numpy(dtype=str)}
     if entry.kind == "letor":
         nf, ml, layout = entry.params["n_features"], entry.params.get("max_label"), entry.params["layout"]
-        Xs, ys, qs, docs, folds, parts = [], [], [], [], [], []
+        Xs, ys, qs, docs, folds, parts, read = [], [], [], [], [], [], []
         sizes = [(raw / rel).stat().st_size for rel in entry.data_files]
         t0, done = time.perf_counter(), 0
         for k, rel in enumerate(entry.data_files):
             if entry.reader == "letor2_tsv":
                 d = ir_readers.read_letor2_tsv(raw / rel, n_features=nf, max_label=ml)
             else:
-                d = ir_readers.read_letor(raw / rel, n_features=nf, max_label=ml)
+                # every layout but Yahoo's SVMlight lists all features on each line (LETOR 3.0/4.0, MSLR)
+                d = ir_readers.read_letor(raw / rel, n_features=nf, max_label=ml, dense=layout != "yahoo")
             fold, part = _split_of(rel, layout)
+            read.append((str(raw / rel), fold, part, d))
             Xs.append(d.X)
             ys.append(d.y)
             qs.append(d.qid)
@@ -129,6 +131,7 @@ def build(name: str, paths: Paths | None = None, params: dict[str, Any] | None =
             el = time.perf_counter() - t0
             progress(f"preprocessing {name}: {k + 1}/{len(sizes)} files read ({rel}, {d.y.size:,} documents), "
                      f"{el:.1f}s elapsed, ETA {eta_text(el / done * (sum(sizes) - done)) if done else '?'}")
+        ir_readers.check_splits(read)  # no query in two parts of a split, nor in two folds' test sets
         X, qid = np.vstack(Xs), np.concatenate(qs)
         if params.get("scaling") == "query_minmax":
             progress(f"preprocessing {name}: scaling {X.shape[1]} features per query over {X.shape[0]:,} documents")
@@ -169,6 +172,32 @@ def _expected_sums(entry, raw_manifest: Path) -> dict[str, str]:
     return out
 
 
+_COPIES = re.compile(r"\.preprocess-.+-(\d+)-[^-]+")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def remove_stale_copies(work: Path) -> list[Path]:
+    """Remove the private copies (``.preprocess-<name>-<pid>-<random>``) under ``work`` whose
+    process is gone (killed while preprocessing: SIGTERM or SIGKILL skips the cleanup); the
+    removed folders.  A folder of an older naming without a pid is left alone."""
+    gone = []
+    for d in work.glob(".preprocess-*"):
+        m = _COPIES.fullmatch(d.name)
+        if m and d.is_dir() and not d.is_symlink() and not _alive(int(m.group(1))):
+            shutil.rmtree(d, ignore_errors=True)
+            gone.append(d)
+    return gone
+
+
 @contextlib.contextmanager
 def _verified_copies(entry, raw: Path, want: dict[str, str], work: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     """A private folder holding a copy of each data file of ``entry`` whose bytes were hashed
@@ -176,7 +205,9 @@ def _verified_copies(entry, raw: Path, want: dict[str, str], work: Path) -> Iter
     its expected sum is refused, naming it.  The readers then parse these copies: the bytes
     parsed are the bytes hashed, whatever happens to ``data/raw`` meanwhile."""
     work.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".preprocess-{entry.name}-", dir=work))
+    remove_stale_copies(work)
+    # the pid in the name: a folder a killed run left (SIGTERM, SIGKILL) is removed by a later run
+    tmp = Path(tempfile.mkdtemp(prefix=f".preprocess-{entry.name}-{os.getpid()}-", dir=work))
     try:
         got: dict[str, str] = {}
         for rel in entry.data_files:
@@ -218,6 +249,11 @@ def _naming_the_raw_file(e: BaseException, copies: Path, raw: Path) -> None:
     e.args = tuple(a.replace(c, r) if isinstance(a, str) else a for a in e.args)
     if isinstance(getattr(e, "path", None), str):
         e.path = e.path.replace(c, r)
+
+
+#: what stops preprocessing with one line naming the file (and line): a malformed or changed data
+#: file, a data folder leading out of the checkout, a read or write refused (a full disk)
+REFUSED = (readers.ReaderError, ChecksumError, OutsideCheckout, ReadFailed, WriteFailed)
 
 
 def preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | None = None,
@@ -292,8 +328,41 @@ def _preprocess(name: str, paths: Paths | None = None, params: dict[str, Any] | 
         "structure": {"checks": readers.STRUCTURE_POLICY[entry.kind], "faults": 0},
     }
     atomic_write(out / PROCESSED_MANIFEST, lambda tmp: Path(tmp).write_text(json.dumps(manifest, indent=2)))
+    from .processed_seal import seal
+
+    seal(out, manifest)  # what this user's preprocessing made: a forged npz and sum cannot carry it
     progress(f"preprocessing {name}: done in {time.perf_counter() - t0:.1f}s")
     return out / PROCESSED
+
+
+def rederived_problem(name: str, npz: Path, data_root: Path) -> str | None:
+    """None when the arrays of ``npz`` are those its data set's verified raw files give (made
+    again, as preprocessing makes them), else what differs (or why they cannot be made)."""
+    paths = Paths.under(data_root)
+    try:
+        entry = get(name)
+    except KeyError:
+        return f"'{name}' is no data set of the registry"
+    manifest = json.loads((npz.parent / PROCESSED_MANIFEST).read_text())
+    local = check_local(entry, paths, rehash=True)
+    if not local.ok:
+        return f"its raw files cannot vouch for it ({local.problem or 'not all fetched and verified'})"
+    try:
+        want = _expected_sums(entry, paths.raw / entry.name / MANIFEST)
+        if manifest.get("sources") != want:
+            return "its manifest names other raw files than data/raw holds"
+        with _verified_copies(entry, paths.raw / entry.name, want, npz.parent.parent) as (copies, _):
+            made = build(name, paths, manifest.get("params"), progress=lambda m: None, source=copies)
+    except (ChecksumError, readers.ReaderError, OSError) as e:
+        return f"its raw files cannot vouch for it ({e})"
+    have = read_npz(npz)
+    if sorted(have) != sorted(made):
+        return f"it holds the arrays {sorted(have)}, the raw files give {sorted(made)}"
+    for k in made:
+        a, b = np.asarray(have[k]), np.asarray(made[k])
+        if a.dtype != b.dtype or a.shape != b.shape or not np.array_equal(a, b):
+            return f"its array '{k}' is not what the raw files give"
+    return None
 
 
 class CorruptData(ValueError):

@@ -98,7 +98,7 @@ def check_processed(data_path: str | os.PathLike, root: str | os.PathLike | None
         stamps = {}
     st = stamps.get(PROCESSED) if isinstance(stamps, dict) else None
     if isinstance(st, dict) and st.get("sha256") == want and st.get("stamp") == file_stamp(p):
-        return p
+        return _vouched(p, m, name, root)
     before = file_stamp(p)  # taken before hashing: a write during the hash changes the change time
     got = _sha256(p)
     if got != want:
@@ -110,4 +110,22 @@ def check_processed(data_path: str | os.PathLike, root: str | os.PathLike | None
         os.replace(tmp, stamps_file)
     except OSError:  # a read-only copy: hashed again next time
         tmp.unlink(missing_ok=True)
+    return _vouched(p, m, name, root)
+
+
+def _vouched(p: Path, manifest: dict, name: str, root: Path) -> Path:
+    """``p`` when its manifest is sealed under this user's secret, or (once, then sealed) when the
+    verified raw files give the same arrays; else :class:`ProcessedDataRefused`
+    (:mod:`.processed_seal`: a forged npz with its manifest's sum updated is not used)."""
+    from . import processed_seal
+
+    if processed_seal.sealed(p.parent, manifest):
+        return p
+    from .preprocess import rederived_problem
+
+    why = rederived_problem(name, p, p.parent.parent.parent)  # <checkout>/data
+    if why is not None:
+        raise ProcessedDataRefused(f"{p}: not sealed by this user's preprocessing and not what data/raw/{name} gives: "
+                                   f"{why}; refused; {_rebuild(name)}")
+    processed_seal.seal(p.parent, manifest)
     return p

@@ -56,16 +56,11 @@ Check = Callable[[dict], None]
 
 #: the format tag of a kept catalog; a file of another format is ignored
 FORMAT = "rankrepro-catalog/3"
-#: the per-user secret the kept catalogs are sealed with, in the cache folder
-SECRET = "secret.key"
-#: its length in bytes
-SECRET_BYTES = 32
 #: the end of a sealed file: ``,"mac":"<64 hex digits>"}`` closes the catalog's JSON object
 _MAC_HEAD, _MAC_TAIL = b',"mac":"', b'"}'
 _SEAL_BYTES = len(_MAC_HEAD) + 64 + len(_MAC_TAIL)
 #: how kept files are opened for reading: never through a link, never waiting on a FIFO
-_READ = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+from ..user_secret import _NOFOLLOW, _READ, SECRET, SECRET_BYTES, _own_secret, secret, secret_problem  # noqa: E402,F401
 #: catalogs kept per scale in a cache folder
 KEEP = 8
 #: a kept catalog larger than this is not read (today's are ~0.5 MB)
@@ -158,59 +153,39 @@ def _warn(message: str) -> None:
     print(f"rankrepro: {message}", file=sys.stderr, flush=True)
 
 
-def _own_secret(f: Path) -> bytes | None:
-    """The secret in ``f`` when it is one to trust: a regular file (not a link) of this user,
-    readable by nobody else, of the right length; else None."""
-    try:
-        fd = os.open(f, _READ)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_mode & 0o077 \
-                or (hasattr(os, "getuid") and st.st_uid != os.getuid()):
-            return None
-        data = os.read(fd, SECRET_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data if len(data) == SECRET_BYTES else None
+_SAID: set[str] = set()
 
 
-def secret(cache_dir: str | os.PathLike) -> bytes | None:
-    """This user's secret for the kept catalogs of ``cache_dir`` (:data:`SECRET`), made on
-    first use (``os.urandom``, mode 0600; the folder made with mode 0700), and made again
-    when the file there is absent, unreadable, not this user's or readable by others.
-    None when it can be neither read nor made (a read-only place): nothing is then kept or
-    read back."""
-    d = Path(cache_dir)
-    f = d / SECRET
-    if (key := _own_secret(f)) is not None:
-        return key
-    tmp = d / f".{SECRET}.{os.getpid()}.tmp"
+def folder_problem(cache_dir: str | os.PathLike) -> str | None:
+    """Why ``cache_dir`` cannot keep catalogs (None: it can, or does not exist yet and will be
+    made 0700): a file where the folder should be, another user's folder, or one others may write
+    (mode 1777 or 0777: anyone could replace the secret or plant files, and two users there
+    replace each other's secret, so every run composed again)."""
     try:
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
-        try:
-            os.write(fd, os.urandom(SECRET_BYTES))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
-            os.link(tmp, f)  # only where there is none: two first uses at once agree on one
-        except FileExistsError:
-            if (key := _own_secret(f)) is not None:  # the other one's
-                return key
-            os.replace(tmp, f)  # one not to trust: replaced (what it sealed then misses)
-        except OSError:  # no hard links here (a FAT disk): the last one made wins
-            os.replace(tmp, f)
-    except OSError:
+        st = os.stat(cache_dir)
+    except FileNotFoundError:
         return None
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-    return _own_secret(f)
+    except OSError as e:
+        return f"cannot be read ({e.strerror})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is a file, not a folder"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"may be written by others (mode {stat.S_IMODE(st.st_mode):04o}: a folder shared by several users)"
+    return None
+
+
+def usable(cache_dir: str | os.PathLike) -> bool:
+    """Whether catalogs may be kept in ``cache_dir``; when not, one line says why, once per process."""
+    why = folder_problem(cache_dir)
+    if why is None:
+        return True
+    if str(cache_dir) not in _SAID:
+        _SAID.add(str(cache_dir))
+        _warn(f"no catalog is kept in {cache_dir}: it {why}; each run composes the configs again (set "
+              "RANKREPRO_CACHE_DIR to a folder of your own)")
+    return False
 
 
 def _mac(key: bytes, scale: str, cat_key: str, body: bytes) -> str:
@@ -242,6 +217,8 @@ def read(cache_dir: str | os.PathLike, names: list[str], scale: str, key: str, b
     """The kept catalog for ``key``, its MAC verified, validated, or None: none kept, no
     secret to be had, or one that does not verify or validate (one warning line naming the
     file; :func:`write` replaces it with the composed catalog)."""
+    if not usable(cache_dir):
+        return None
     f = cache_file(cache_dir, scale, key)
     try:
         fd = os.open(f, _READ)
@@ -255,10 +232,22 @@ def read(cache_dir: str | os.PathLike, names: list[str], scale: str, key: str, b
     try:
         if len(raw) > MAX_BYTES:
             raise InvalidCache(f"larger than {MAX_BYTES} bytes")
+        sf = Path(cache_dir) / SECRET
+        replaced = None if _own_secret(sf) is not None else secret_problem(sf)
         mac_key = secret(cache_dir)
         if mac_key is None:
-            raise InvalidCache(f"no secret to verify it with ({Path(cache_dir) / SECRET} can be neither read nor made)")
-        data = json.loads(unseal(raw, mac_key, scale, key))
+            raise InvalidCache(f"no secret to verify it with ({sf} can be neither read nor made)")
+        try:
+            data = json.loads(unseal(raw, mac_key, scale, key))
+        except InvalidCache:
+            if replaced is None:
+                raise
+            # not (necessarily) the catalog's fault: the secret it was sealed under is gone
+            if replaced == "it was deleted":
+                raise InvalidCache(f"there was no secret {sf} to verify its MAC with (deleted, or the file planted "
+                                   "where none was ever made): a new secret was made") from None
+            raise InvalidCache(f"the secret {sf} was replaced by a new one ({replaced}), and the catalog was sealed "
+                               "under the old one") from None
         return rebuild(data, names, scale, key, build, check)
     except (InvalidCache, ValueError, RecursionError) as e:  # ValueError: not JSON
         why = e if isinstance(e, InvalidCache) else f"not JSON ({type(e).__name__})"
@@ -295,6 +284,8 @@ def write(cache_dir: str | os.PathLike, cat: dict, scale: str, key: str, build: 
     except (InvalidCache, ValueError, TypeError):  # a value JSON cannot hold (nan, an object): not kept
         return False
     if back is not None and not same(cat, back):
+        return False
+    if not usable(cache_dir):
         return False
     mac_key = secret(cache_dir)
     if mac_key is None:  # a read-only place: the catalog is still right, only not kept

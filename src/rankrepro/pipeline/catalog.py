@@ -4,6 +4,7 @@ experiment of a scale at once (:func:`load_catalog`), kept between runs, no two 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import os
 import re
@@ -15,6 +16,7 @@ from ..config_files import find_config_dir, list_experiments, list_scales
 from .cells import Experiment, cell_fingerprint
 from .config_errors import YAML_MAX_DEPTH, ConfigError, check_name, check_yaml_bounds, config_error, require
 from . import diagnoses, multiverse
+from .config_meaning import check_unresolved, strict_numbers
 from .config_limits import check_override_depth, check_resolvers, check_str_fields, check_text
 from .names import name_problem
 from .schema import SCHEMA, RootCfg, RootInCfg, targets_as_estimators
@@ -75,15 +77,17 @@ def _rebuilt(name: str, scale: str, cfg: DictConfig, sensitivity: bool | tuple[s
     return exp
 
 
-def write_resolved(exp: Experiment, path: str | os.PathLike) -> bool:
+def write_resolved(exp: Experiment, path: str | os.PathLike, dry: bool = False) -> bool:
     """Write the resolved config unless the file already says the same (its time then stays,
-    so nothing reruns).  Returns whether it wrote."""
+    so nothing reruns).  Returns whether it wrote (``dry``: whether it would, writing nothing)."""
     from ..files import write_text
 
     p = Path(path)
     text = exp.to_yaml()
     if p.is_file() and p.read_text() == text:
         return False
+    if dry:  # a dry run, --report, --lint (pipeline.invocation): nothing written
+        return True
     write_text(p, text)  # atomic: a full disk leaves no partial file, and the error names the file
     return True
 
@@ -104,8 +108,11 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     overrides, added = _added_algorithms(name, list(overrides))
     check_resolvers(name, added)
     try:
-        composed = _compose(root, name, scale, overrides)
-        check_resolvers(name, OmegaConf.to_container(composed, resolve=False))  # before any resolver runs
+        with strict_numbers():  # a number written as text is refused at its key, not converted
+            composed = _compose(root, name, scale, overrides)
+        unresolved = OmegaConf.to_container(composed, resolve=False)
+        check_resolvers(name, unresolved)  # before any resolver runs
+        check_unresolved(name, unresolved)
         OmegaConf.resolve(composed)
         plain = OmegaConf.to_container(composed)
     except ConfigError:
@@ -117,11 +124,43 @@ def load_experiment(name: str, scale: str = "paper", overrides: list[str] | tupl
     unmatched: list[ConfigError] = []
     located = diagnoses.merge(name, root, plain, unmatched)
     try:
-        exp = _checked(name, scale, plain, added)
+        with strict_numbers():
+            exp = _checked_dropping(name, scale, plain, added, overrides, root)
     except ConfigError as err:
         raise diagnoses.relocate(name, err, located) from None
     if unmatched:  # a diagnosis of a published value or claim the experiment does not have
         raise unmatched[0]
+    return exp
+
+
+def _checked_dropping(name: str, scale: str, plain: dict, added: dict[str, dict], overrides: list[str],
+                      root: Path) -> Experiment:
+    """:func:`_checked`; with a user's overrides that remove, sweep or change a learner, the published
+    values, claims, tests and panels that select it are dropped (:mod:`.user_drops`), named in
+    the experiment's ``override_note``, provided the experiment loads without the overrides."""
+    from . import user_drops
+
+    why = user_drops.touched(overrides)
+    drops: list[tuple[str, int]] = []
+    needs: dict[tuple[str, int], set[str]] = {}
+    while True:
+        try:
+            exp = _checked(name, scale, user_drops.pruned(plain, drops, why), copy.deepcopy(added))
+            break
+        except ConfigError as err:
+            at = user_drops.entry_of(plain, err.key) if why else None
+            if at is None:
+                raise
+            entry = (at[0], user_drops.original_index(plain, drops, *at))
+            need = user_drops.droppable(plain, entry, why)
+            if not need or entry in drops:
+                raise
+            drops.append(entry)
+            needs[entry] = need
+    if drops:
+        load_experiment(name, scale, config_dir=root)  # the committed config itself: checked strictly
+        exp.override_note = user_drops.note(plain, drops, needs, why)
+        exp.override_drops = tuple(drops)
     return exp
 
 
@@ -165,15 +204,20 @@ def _checked(name: str, scale: str, plain: dict, added: dict[str, dict]) -> Expe
 
 
 def composed_config(name: str, scale: str = "paper", overrides: list[str] | tuple = (),
-                    config_dir: str | os.PathLike | None = None) -> DictConfig:
+                    config_dir: str | os.PathLike | None = None, drops: tuple = ()) -> DictConfig:
     """The config as Hydra composes it, interpolations unresolved and nothing checked, with the
     entries '+algorithms.<key>' overrides add (as written): what ``rankrepro run --cfg job``
     prints.  :func:`load_experiment` first, for the errors."""
     root = Path(config_dir).resolve() if config_dir else find_config_dir()
-    overrides, added = _added_algorithms(name, list(overrides))
+    from . import user_drops
+
+    given = list(overrides)
+    overrides, added = _added_algorithms(name, given)
     plain = OmegaConf.to_container(_compose(root, name, scale, overrides), resolve=False)
     plain["algorithms"].update(added)
     diagnoses.merge(name, root, plain)
+    if drops:  # what the user's overrides took away (load_experiment found them: user_drops)
+        plain = user_drops.pruned(plain, list(drops), user_drops.touched(given))
     return OmegaConf.create(plain)
 
 
@@ -392,12 +436,9 @@ def default_cache_dir() -> Path:
     """Where the workflow keeps validated catalogs: ``$RANKREPRO_CACHE_DIR``, else
     ``$XDG_CACHE_HOME/rankrepro`` (``~/.cache/rankrepro``).  Shared by checkouts and scratch
     copies alike: a file is only read for the very configs, code and libraries it was made from."""
-    if env := os.environ.get("RANKREPRO_CACHE_DIR"):
-        return Path(env)
-    try:
-        return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "rankrepro"
-    except RuntimeError:  # no home directory to be found: beside Snakemake's own records
-        return Path(".snakemake") / "rankrepro"
+    from ..user_secret import cache_dir
+
+    return cache_dir()
 
 
 def catalog_key(config_dir: str | os.PathLike, scale: str) -> str:

@@ -98,6 +98,10 @@ class Experiment:
     variants: dict[tuple[str, str], "Experiment"] = field(default_factory=dict)
     #: the extra cells the sensitivity choices add (only those whose computation differs from the main cell's)
     sensitivity_cells: list[Cell] = field(default_factory=list)
+    #: what the user's overrides took away (pipeline.user_drops), one line, or ""
+    override_note: str = ""
+    #: the entries dropped, (section, index) as :func:`rankrepro.pipeline.user_drops.pruned` takes them
+    override_drops: tuple = ()
     #: the config as YAML, kept once made while the config is read-only (as a validated one is)
     _yaml: str | None = field(default=None, init=False, repr=False, compare=False)
     #: cell id -> cell_fingerprint, kept while the config is read-only (the workflow's catalog:

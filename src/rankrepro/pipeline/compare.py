@@ -5,7 +5,11 @@ A regenerated cell may differ from the committed one by at most ``rel`` (1e-9) r
 :data:`rankrepro.metrics.TIMING_METRICS` apart); or, for a cell named as a genuinely different
 floating-point path (``different_path``: another EP schedule, a float32 kernel), by at most
 ``ci_share`` (1%) of that cell's 95% interval half-width for the metric (and round), the
-interval of the *old* tree's trials (:func:`rankrepro.stats.t_interval`).  And no outcome may
+interval of the *old* tree's trials (:func:`rankrepro.stats.t_interval`); or, with a platform
+spread (``spread``: ``results/platform_spread.json`` or a file of the same form, issue 60), by at
+most the largest absolute difference the old code itself shows for that cell and metric between
+CPU kernels.  :func:`measure_spread` measures such a spread from trees the same code computed
+under several kernels (``--measure-spread``).  And no outcome may
 change: a published value's verdict, marks or diagnosis, a claim's verdict, fraction,
 diagnosis or dependence on a choice, a sensitivity choice's flips, the verdicts under each of
 its values, the record's status.
@@ -45,6 +49,13 @@ class Rule:
     abs: float = 1e-12
     ci_share: float = 0.01
     different_path: tuple[str, ...] = ()
+    #: ``{<paper>/<artefact>/<cell>: {metric: {"abs": .., "rel": ..}}}``: a value may move by up to
+    #: its cell and metric's ``abs`` (the platform spread, docs/reproducibility.md)
+    spread: dict | None = None
+
+    def within_spread(self, cell_name: str, metric: str, diff: float) -> bool:
+        lim = (self.spread or {}).get(cell_name, {}).get(metric)
+        return lim is not None and diff <= lim["abs"] * (1 + 1e-9)
 
     def is_different_path(self, cell_name: str) -> bool:
         return any(fnmatch.fnmatchcase(cell_name, p) for p in self.different_path)
@@ -147,7 +158,8 @@ def compare_cell(name: str, old: pd.DataFrame, new: pd.DataFrame, rule: Rule) ->
         half = hw.get((row["cell"], row["metric"], r), math.nan)
         share = diff / half if finite and math.isfinite(half) and half > 0 else math.inf
         tight = finite and (diff <= rule.abs or rel <= rule.rel)
-        ok = tight or (out.different_path and share <= rule.ci_share)
+        ok = tight or (out.different_path and share <= rule.ci_share) \
+            or (finite and rule.within_spread(name, str(row["metric"]), diff))
         out.changes.append(Change(str(row["cell"]), str(row["metric"]), int(row["trial"]), r, x, y, rel, share, ok))
     return out
 
@@ -247,6 +259,28 @@ def compare_trees(old: str | Path, new: str | Path, rule: Rule = Rule(), only: l
     return out
 
 
+def measure_spread(base: str | Path, others: list[str | Path], only: list[str] | None = None) -> dict:
+    """The platform spread: per cell of ``base`` also in each of ``others`` (the same code under
+    other CPU kernels) and per metric (timing metrics apart), the largest absolute and relative
+    difference over trials and trees; a cell identical everywhere has no entry."""
+    from .verify import by_metric
+
+    b_root = results_root(base)
+    out: dict[str, dict] = {}
+    for name in sorted(_artefacts(b_root)):
+        if only and not any(fnmatch.fnmatchcase(name, p) for p in only):
+            continue
+        for cpath in sorted((b_root / name / "cells").glob("*.parquet")):
+            for other in others:
+                opath = results_root(other) / name / "cells" / cpath.name
+                if not opath.is_file():
+                    continue
+                for m, (a, r) in by_metric(read_cell(opath), read_cell(cpath)).items():
+                    cur = out.setdefault(f"{name}/{cpath.stem}", {}).setdefault(m, {"abs": 0.0, "rel": 0.0})
+                    cur["abs"], cur["rel"] = max(cur["abs"], a), max(cur["rel"], r)
+    return out
+
+
 def _g(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.3g}"
 
@@ -276,6 +310,8 @@ def report(comps: list[ArtefactComparison], rule: Rule = Rule(), details: int = 
     lines.append(f"rule: every value within {rule.rel:g} relative or {rule.abs:g} absolute"
                  + (f", or within {rule.ci_share:g} of the cell's 95% half-width for the cells named as a "
                     f"different floating-point path ({', '.join(rule.different_path)})" if rule.different_path else "")
+                 + (f", or within the cell's platform spread ({len(rule.spread)} cell(s) measured)"
+                    if rule.spread else "")
                  + f"; no verdict, claim, diagnosis or flip changed (timing metrics not compared: "
                    f"{', '.join(sorted(TIMING_METRICS))})")
     if named:
@@ -326,8 +362,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--abs", type=float, default=Rule.abs, help="absolute tolerance near zero (default 1e-12)")
     ap.add_argument("--ci-share", type=float, default=Rule.ci_share,
                     help="share of the 95%% half-width allowed for a different path (default 0.01)")
+    ap.add_argument("--spread", nargs="?", const="results/platform_spread.json", metavar="FILE",
+                    help="accept a value that moves within its cell and metric's platform spread, from FILE "
+                         "(default: results/platform_spread.json; the form --measure-spread writes)")
+    ap.add_argument("--measure-spread", metavar="OUT",
+                    help="instead of comparing: write the platform spread between OLD and NEW (and every --also "
+                         "tree), the same code computed under other CPU kernels, to OUT and print it")
+    ap.add_argument("--also", action="append", default=[], metavar="TREE",
+                    help="with --measure-spread: one more tree computed under another kernel (repeatable)")
     args = ap.parse_args(argv)
-    rule = Rule(args.rel, args.abs, args.ci_share, tuple(args.different_path))
+    if args.measure_spread:
+        cells = measure_spread(args.old, [args.new, *args.also], args.only or None)
+        text = json.dumps({"about": "platform spread measured by scripts/compare_results.py --measure-spread: "
+                                    "per cell and metric the largest absolute and relative difference between "
+                                    "the trees", "trees": [args.old, args.new, *args.also], "cells": cells},
+                          indent=1)
+        Path(args.measure_spread).write_text(text + "\n")
+        for cell, ms in cells.items():
+            print(cell + ": " + ", ".join(f"{m} {_g(v['abs'])} ({_g(v['rel'])} rel)" for m, v in sorted(ms.items())))
+        return 0
+    spread = read_json(Path(args.spread), "platform spread").get("cells", {}) if args.spread else None
+    rule = Rule(args.rel, args.abs, args.ci_share, tuple(args.different_path), spread)
     comps = compare_trees(args.old, args.new, rule, args.only or None)
     print(report(comps, rule))
     return 0 if all(a.ok for a in comps) else 1

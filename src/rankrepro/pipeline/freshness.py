@@ -101,46 +101,21 @@ def _touch(paths: list[Path], when: float) -> None:
             os.utime(p, (when, when))
 
 
-#: Snakemake options under which it only plans, lists or draws and runs no job: a dry run
-#: (``-n``, also among short flags: ``-np``), a summary, a listing, a graph, a lint
-_PLANNING = {"--dry-run", "--dryrun", "--dry_run", "--summary", "--detailed-summary", "--list-rules", "--list",
-             "--list-target-rules", "--lt", "--dag", "--rulegraph", "--filegraph", "--d3dag", "--lint",
-             "--list-changes", "--lc", "--list-input-changes", "--li", "--list-params-changes", "--lp",
-             "--list-code-changes", "--list-untracked", "--lu", "--containerize", "--print-compilation"}
-
-
-def plans_only(argv: list[str]) -> bool:
-    """Whether Snakemake's command line ``argv`` (without the program) runs no job: then the
-    workflow's parse writes and deletes nothing (:func:`sync` with ``dry``)."""
-    for a in argv:
-        if a.split("=", 1)[0] in _PLANNING:
-            return True
-        if a.startswith("-") and not a.startswith("--") and a[1:].isalpha() and set(a[1:]) & set("nSDl"):
-            return True  # -n, -np, -S (summary), -D (detailed summary), -l (list rules)
-    return False
-
-
 def sync(catalog: dict[str, Experiment], used: dict[str, str | None], prefix: str = "", batch: bool = False,
          root: str | os.PathLike = ".", comparisons: dict[str, tuple[list[str], str]] | None = None,
-         dry: bool = False) -> dict[str, int]:
+         remove: bool = True, kept: set[tuple[str, str]] | None = None) -> dict[str, int]:
     """Align file times with content (see the module docstring).  ``used``: experiment ->
     the processed data set it runs on (None: generated data); experiments missing from it
     are not run.  ``comparisons``: arena family -> (its experiments, the text of its family
     file ``config/arena/<family>.yaml``).  Returns the number of ``current`` and ``stale``
-    cells and, under ``stale_cells``, the stale cells' results files.  With ``batch`` (one
-    job per artefact, nothing committed) there is nothing to align.  ``dry`` (a dry run,
-    :func:`plans_only`): no fingerprint file is removed (a dry run deletes nothing and changes
-    no byte; current outputs are re-dated as in any run, so that its plan is the real one's
-    for them); its plan may then leave out the stale cells, which the caller names."""
+    cells.  With ``batch`` (one job per artefact, nothing committed) there is nothing to align.
+    ``remove`` False (a dry run): a stale cell's fingerprint file is kept, and the cell is added to
+    ``kept`` (experiment, cell id): the workflow plans it through :func:`stale_mark`."""
     root = Path(root)
-    counts = {"current": 0, "stale": 0, "stale_cells": []}
+    counts = {"current": 0, "stale": 0}
+    kept = set() if kept is None else kept
     if batch:
         return counts
-    return _sync(catalog, used, prefix, root, comparisons, counts, dry)
-
-
-def _sync(catalog, used, prefix: str, root: Path, comparisons, counts: dict, dry: bool) -> dict:
-    touch = _touch  # even in a dry run: the times of current outputs, no byte, make its plan the real one
     now = time.time()  # after every input not re-dated here; equal times suffice (module docstring)
     all_current = True
     current: set[str] = set()  # the experiments whose cells and record are all current
@@ -160,21 +135,22 @@ def _sync(catalog, used, prefix: str, root: Path, comparisons, counts: dict, dry
             if is_current(exp, c.id, data_id, fp, out):
                 # dated with every other output: a sensitivity cell is not older than the main cell
                 # it may take trials from, nor a twin than the cell whose results it takes
-                touch([out, fp], now)
+                _touch([out, fp], now)
                 counts["current"] += 1
             else:
-                if not dry:
+                if remove:
                     fp.unlink(missing_ok=True)
+                elif fp.is_file():  # kept by a dry run: a real run removes it and reruns the cell
+                    kept.add((name, c.id))
                 counts["stale"] += 1
-                counts["stale_cells"].append(str(out.relative_to(root)) if out.is_relative_to(root) else str(out))
                 exp_current = False
         base = root / f"{prefix}results/{exp.paper}/{exp.artefact}"
         rec = base.with_suffix(".json")
         if exp_current and rec.is_file() and _record_fingerprint(rec) == config_fingerprint(exp):
-            touch([base.with_suffix(".csv"), base.with_suffix(".md"), rec], now)
+            _touch([base.with_suffix(".csv"), base.with_suffix(".md"), rec], now)
             if exp.figure_file is not None:
                 fig = root / f"{prefix}figures/{exp.paper}/{exp.figure_file}"
-                touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
+                _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
             current.add(name)
         else:
             all_current = False
@@ -182,13 +158,13 @@ def _sync(catalog, used, prefix: str, root: Path, comparisons, counts: dict, dry
         # an arena comparison reads its experiments' cells and resolved configs and its family file
         rec = root / f"{prefix}results/arena/comparison/{family}.json"
         if all(m in current for m in members) and rec.is_file() and _record_field(rec, "config") == definition:
-            touch([rec.with_suffix(".md"), rec.with_suffix(".csv"), rec], now)
+            _touch([rec.with_suffix(".md"), rec.with_suffix(".csv"), rec], now)
             fig = root / f"{prefix}figures/arena/comparison/cd_{family}"
-            touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
+            _touch([fig.with_suffix(".png"), fig.with_suffix(".pdf")], now)
         else:
             all_current = False
     if all_current:
-        touch([root / f"{prefix}results/report/index.html"], now)
+        _touch([root / f"{prefix}results/report/index.html"], now)
     return counts
 
 
@@ -209,3 +185,29 @@ def _record_field(path: Path, key: str):
         return json.loads(path.read_text()).get(key)
     except (OSError, ValueError, AttributeError):
         return None
+
+
+def stale_mark(name: str, cell_id: str) -> str:
+    """The mark a dry run gives a stale cell whose fingerprint file it keeps (a real run removes
+    the file): an extra input of the cell's job, newer than its outputs, so that the plan shows
+    the job while nothing under results/ is touched."""
+    return f"{DRY_RUN_MARKS}/{name}/{cell_id}.stale"
+
+
+#: the dry run's marks (:func:`stale_mark`), beside Snakemake's own records, made again by each dry run
+DRY_RUN_MARKS = ".snakemake/rankrepro-dry-run"
+
+
+def write_stale_marks(cells: set[tuple[str, str]], root: str | os.PathLike = ".") -> None:
+    """The marks of ``cells`` (experiment, cell id), dated after every output the start aligned;
+    the marks of an earlier dry run go first."""
+    import shutil
+
+    base = Path(root) / DRY_RUN_MARKS
+    shutil.rmtree(base, ignore_errors=True)
+    later = time.time() + 2
+    for name, cell_id in cells:
+        p = Path(root) / stale_mark(name, cell_id)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("stale: a real run removes this cell's fingerprint file and computes it again\n")
+        os.utime(p, (later, later))

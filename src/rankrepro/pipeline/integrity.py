@@ -44,11 +44,6 @@ UNCOMPARED = ("git_commit", "versions")
 SCRATCH = Path("runs") / "verify-records"
 
 
-class RecordMismatch(ValueError):
-    """Records the report refuses: edited since they were written, whose cells changed, or whose
-    figures are not those they name (the report's module re-exports it)."""
-
-
 @dataclass
 class RecordProblem:
     path: str  # the file, relative to the checkout

@@ -202,9 +202,12 @@ def validate(name: str, scale: str, cfg: DictConfig, checked: bool = False) -> E
     if not checked:
         # imported here: the claims' kinds and statistics (SciPy's) are not needed by a job,
         # which reads a config the workflow checked in full when it started
+        from .config_meaning import check_meaning, check_scale
         from .cross_checks import check_cross_fields
 
+        check_scale(name, scale, cfg)
         check_cross_fields(name, cfg, cells)
+        check_meaning(name, cfg, cells)
         check_published_twins(name, cfg, cells)
     return built
 

@@ -125,11 +125,12 @@ def _twins(catalog: dict[str, Experiment]) -> set:
 
 def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False,
          root: Path = Path("."), stale: bool = False, reused: bool = False,
-         patterns: list[str] | None = None) -> Plan:
+         patterns: list[str] | None = None, per_learner: bool = False) -> Plan:
     """The cells to check: of the named experiments (all by default), every committed cell
     (``every``), those whose fingerprint is stale (``stale``: after a code change), those the
     workflow takes from another cell's job (``reused``: each recomputed on its own), or the
-    cheapest one of each."""
+    cheapest one of each (``per_learner``: the cheapest main cell of each learner, the platform
+    spread's sample)."""
     from ..data.status import data_status
 
     out = Plan()
@@ -164,6 +165,13 @@ def plan(catalog: dict[str, Experiment], names: list[str] | None = None, every: 
             cells = [c for c in cells if c in mine]
             if not cells:
                 continue
+        elif per_learner:
+            cost = lambda c: (seconds.get(f"{name}/{c}", math.inf), c)  # noqa: E731
+            best: dict[str, str] = {}
+            for c in exp.cells:
+                if c.id in cells and (c.algorithm not in best or cost(c.id) < cost(best[c.algorithm])):
+                    best[c.algorithm] = c.id
+            cells = sorted(best.values())
         elif not every:
             # the cheapest by measured seconds; unmeasured cells last, then by id (a fixed choice)
             cells = [min(cells, key=lambda c: (seconds.get(f"{name}/{c}", math.inf), c))]
@@ -221,73 +229,25 @@ def by_metric(got: pd.DataFrame, want: pd.DataFrame) -> dict[str, list[float]]:
 #: the rule for numbers that move (docs/reproducibility.md): bit-stable code may change results in
 #: their last bits
 LAST_BITS = 1e-9
-#: the committed platform spreads, per cell and metric (`rankrepro verify --record-spread`)
-SPREAD = Path("results") / "platform_spread.json"
-
-
-def judge(chk: CellCheck, spread: dict) -> str:
+def judge(chk: CellCheck, spread: dict, algorithm: str | None = None, root: Path = Path("."),
+          current: set[str] | None = None) -> str:
     """A checked cell's verdict: *identical*; *last bits* when every difference is within 1e-9
     relative (or 1e-12 absolute); *platform spread* when every metric's largest difference is
-    within the spread recorded for the cell (``spread[<experiment>/<cell>][<metric>] = {abs,
-    rel}``: what other CPU kernels moved it); else *differs*."""
+    within the spread recorded for the cell, or for its learner's measured cell in the same
+    artefact (:func:`rankrepro.pipeline.platforms.spread_of`: what other CPU kernels moved it);
+    else *differs*."""
+    from .platforms import spread_of
+
     if chk.identical:
         return "identical"
     if chk.problem or not chk.by_metric:
         return "differs"
     if all(a <= 1e-12 or r <= LAST_BITS for a, r in chk.by_metric.values()):
         return "last bits"
-    mine = spread.get(f"{chk.experiment}/{chk.cell}", {})
+    mine = spread_of(spread, chk.experiment, chk.cell, algorithm, root, current)
     if all(m in mine and a <= mine[m]["abs"] * (1 + 1e-9) for m, (a, _) in chk.by_metric.items()):
         return "platform spread"
     return "differs"
-
-
-def load_spread(root: Path = Path(".")) -> dict:
-    from ..files import read_json
-
-    path = root / SPREAD
-    return read_json(path, "platform spread").get("cells", {}) if path.is_file() else {}
-
-
-def record_spread(checks: list["CellCheck"], root: Path = Path(".")) -> int:
-    """Merge the differing cells' per-metric differences (this machine's recomputation against the
-    committed cells) into ``results/platform_spread.json``, with the machine and kernel settings
-    they were measured under: the spread the same code shows under another CPU kernel."""
-    import os
-    import platform
-
-    from threadpoolctl import threadpool_info
-
-    from ..files import read_json
-    from ..io import atomic_write
-
-    path = root / SPREAD
-    rec = read_json(path, "platform spread") if path.is_file() else {
-        "about": ("How far the same code moves committed cells under another CPU kernel (OpenBLAS core type, NumPy "
-                  "SIMD level, numba target): per cell and metric the largest absolute and relative difference "
-                  "measured between the committed values and a recomputation under the kernel named. `rankrepro "
-                  "verify` accepts a difference within it (docs/reproducibility.md, 'The platform spread')."),
-        "command": "rankrepro verify [EXPERIMENT ...] --record-spread", "measured": [], "cells": {}}
-    env = {k: os.environ[k] for k in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "NUMBA_CPU_NAME")
-           if k in os.environ}
-    blas = sorted({f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')}" for i in threadpool_info()
-                   if i.get("user_api") == "blas"})
-    where = {"machine": platform.platform(), "processor": platform.processor() or platform.machine(),
-             "kernel_env": env, "blas": blas}
-    n = 0
-    for c in checks:
-        if c.identical or c.problem or not c.by_metric:
-            continue
-        cell = rec["cells"].setdefault(f"{c.experiment}/{c.cell}", {})
-        for m, (a, r) in c.by_metric.items():
-            old = cell.get(m, {"abs": 0.0, "rel": 0.0})
-            cell[m] = {"abs": max(old["abs"], a), "rel": max(old["rel"], r)}
-        n += 1
-    if where not in rec["measured"]:
-        rec["measured"].append(where)
-    rec["cells"] = dict(sorted(rec["cells"].items()))
-    atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(rec, indent=1) + "\n"))
-    return n
 
 
 def compare(got: pd.DataFrame, want: pd.DataFrame) -> tuple[bool, int, int, float, float, str]:
@@ -359,7 +319,7 @@ def _check(exp: Experiment, cell_id: str, root: str, scratch: str, alone: bool =
 def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: bool = False, jobs: int = 1,
         record: bool = False, root: str | os.PathLike = ".", scratch: str | os.PathLike | None = None,
         echo=print, stale: bool = False, reused: bool = False, patterns: list[str] | None = None,
-        against: str | os.PathLike | None = None) -> list[CellCheck]:
+        against: str | os.PathLike | None = None, per_learner: bool = False) -> list[CellCheck]:
     """Check the planned cells (in ``jobs`` processes), print a line per cell and the table,
     and, with ``record``, tell the committed files (see the module docstring); ``against``: a
     results tree whose cells made by this code are compared instead of recomputing them."""
@@ -367,7 +327,7 @@ def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: b
 
     rootp = Path(root)
     scratch = Path(scratch) if scratch is not None else rootp / SCRATCH
-    p = plan(catalog, names, every, rootp, stale=stale, reused=reused, patterns=patterns)
+    p = plan(catalog, names, every, rootp, stale=stale, reused=reused, patterns=patterns, per_learner=per_learner)
     for name, why in sorted(p.skipped.items()):
         echo(f"not verified: {name}: {why}")
     echo(f"verifying {len(p.cells)} cell(s) of {len({e.name for e, _ in p.cells})} artefact(s) at paper scale "
@@ -378,9 +338,13 @@ def run(catalog: dict[str, Experiment], names: list[str] | None = None, every: b
     gen = (Parallel(n_jobs=jobs, return_as="generator_unordered")(
         delayed(_check)(e, c, str(rootp), str(scratch), reused, ag) for e, c in p.cells) if jobs != 1
         else (_check(e, c, str(rootp), str(scratch), reused, ag) for e, c in p.cells))
+    from .platforms import SPREAD, current_keys, load as load_spread
+
     spread = load_spread(rootp)
+    current = current_keys(spread, rootp)
     for k, chk in enumerate(gen, start=1):
-        chk.verdict = judge(chk, spread)
+        alg = next((c.algorithm for c in catalog[chk.experiment].all_cells if c.id == chk.cell), None)
+        chk.verdict = judge(chk, spread, alg, rootp, current)
         checks.append(chk)
         moved = (f"{chk.differing}/{chk.values} values, largest difference {chk.max_abs:.3g} "
                  f"(relative {chk.max_rel:.3g})" + (f"; {chk.problem}" if chk.problem else ""))

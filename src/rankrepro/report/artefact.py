@@ -26,6 +26,7 @@ from .aggregate import (Family, claims_to_json, compare_published, equivalence_w
                         experiment_claims, final_rows, resolve, sensitivity, significance_marks, summarize)
 from .diagnosis import add_strengths, render_numbers
 from .md import md_cell, md_text
+from ..pipeline.platforms import record_section as platform_section
 from .reproducibility import measures as reproducibility_measures
 
 
@@ -423,6 +424,9 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     record["cells_sha256"] = cells_sha256(cell_paths)
     if (verified := kept_verification(out_json, cell_paths)) is not None:
         record["verified"] = verified
+    # how far other CPU kernels move these cells, and whether any outcome with them (`make spread`)
+    if (plat := platform_section(exp.name, Path(out_json).parent.parent, cell_paths)) is not None:
+        record["platform"] = plat
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens, repro,
                                                                    record.get("multiverse"))))

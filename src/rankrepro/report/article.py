@@ -210,6 +210,8 @@ def _results(r: dict, root: Path) -> list[str]:
     if r["claims"]:
         out += ["Claims:", ""] + _claims(r)
     out += _demote(reproducibility_markdown(r.get("reproducibility")), 2)
+    if r.get("platform"):  # `make spread`: the same code under other CPU kernels
+        out += [f"Across CPU kernels: {md_text(r['platform']['text'])}.", ""]
     return out
 
 

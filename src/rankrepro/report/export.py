@@ -52,7 +52,10 @@ DICTIONARY_HEAD = """# Data dictionary of the tidy export
 
 `rankrepro export [--out DIR]` (or `make export`) writes, from the committed cells
 `results/<paper>/<artefact>/cells/*.parquet` and records `results/<paper>/<artefact>.json`,
-one long table per paper: `DIR/<paper>.csv.gz` (gzipped CSV) and `DIR/<paper>.parquet` (the same rows; the
+one long table per paper (`--from RUN_DIR`: from the `--out` folder of a `rankrepro run` or
+`rankrepro arena` of your own instead; each record's seal and its cells' sha256,
+`cells_sha256`, are checked first, and a value edited by hand is refused in one line):
+`DIR/<paper>.csv.gz` (gzipped CSV) and `DIR/<paper>.parquet` (the same rows; the
 parquet keeps the types: `trial` int64, `round` nullable int64, `value` float64; the CSV
 writes each float as the shortest decimal that reads back to the same double, and an empty
 field where a value is missing).  One row is one committed value: one trial of one
@@ -70,11 +73,46 @@ def dictionary_markdown() -> str:
     return DICTIONARY_HEAD + rows
 
 
-def _artefact_rows(record_path: Path) -> list[tuple[pd.DataFrame, dict]]:
-    rec = json.loads(record_path.read_text())
-    cells_dir = record_path.with_suffix("")
-    files = sorted((cells_dir / "cells").glob("*.parquet"))
-    if not files:
+class ExportRefused(ValueError):
+    """A record or cell that is not what was written: nothing is exported from it (one line)."""
+
+
+def _checked_record(record_path: Path, root: Path) -> dict:
+    """The record, refused (:class:`ExportRefused`) when its seal or a cell it names is not what
+    was written (``record_sha256``, ``cells_sha256``: a value edited by hand), or a cell file
+    leads outside ``root``."""
+    from ..checkout import refuse_outside
+    from ..files import read_json
+    from ..pipeline.integrity import record_cell_files, record_problems
+
+    rec = read_json(record_path, "record")
+    for p in record_cell_files(record_path, rec.get("cells_sha256") or {}).values():
+        refuse_outside(p, root, "a cell the export reads")
+    problems = record_problems(record_path, rec)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise ExportRefused(f"export refused: {problems[0]}{more}; `rankrepro verify --records` says more, "
+                            "the workflow (or rankrepro run) computes it again")
+    return rec
+
+
+def _cell_frames(record_path: Path, rec: dict) -> list[tuple[str, pd.DataFrame]]:
+    """(cell id, rows) of every cell of the record: its cells/<cell>.parquet files, or the
+    artefact's one all_cells.parquet of a batched run (`make smoke`), split by cell."""
+    base = record_path.with_suffix("")
+    files = sorted((base / "cells").glob("*.parquet"))
+    if files:
+        return [(f.stem, pd.read_parquet(f)) for f in files]
+    if (base / "all_cells.parquet").is_file():
+        df = pd.read_parquet(base / "all_cells.parquet")
+        return [(str(c), df[df["cell"] == c].reset_index(drop=True)) for c in df["cell"].unique()]
+    return []
+
+
+def _artefact_rows(record_path: Path, root: Path | None = None) -> list[tuple[pd.DataFrame, dict]]:
+    rec = _checked_record(record_path, root if root is not None else record_path.parent.parent.parent)
+    cell_frames = _cell_frames(record_path, rec)
+    if not cell_frames:
         return []
     cfg = yaml.safe_load(rec["config"]) if isinstance(rec.get("config"), str) else (rec.get("config") or {})
     algos = (cfg or {}).get("algorithms", {}) or {}
@@ -86,12 +124,11 @@ def _artefact_rows(record_path: Path) -> list[tuple[pd.DataFrame, dict]]:
                          "sensitivity_choice": s["choice"], "sensitivity_value": json.dumps(s["value"])
                          if not isinstance(s["value"], str) else s["value"]}
     frames = []
-    for f in files:
-        df = pd.read_parquet(f)
-        cid = f.stem
+    for cid, df in cell_frames:
         meta = info.get(cid)
         if meta is None:
-            raise ValueError(f"{f}: cell {cid} is not in the record {record_path}")
+            raise ExportRefused(f"export refused: cell {cid} of {record_path.with_suffix('')} is not in its record "
+                                f"{record_path}")
         alg = df["algorithm"].iloc[0] if len(df) else ""
         params = json.loads(df["params"].iloc[0]) if len(df) else {}
         grid_keys = list(((algos.get(alg) or {}).get("grid") or {}).keys())
@@ -109,7 +146,7 @@ def paper_table(paper_dir: Path, artefacts: list[str] | None = None) -> pd.DataF
     for rec in sorted(paper_dir.glob("*.json")):
         if artefacts is not None and rec.stem not in artefacts:
             continue
-        got = _artefact_rows(rec)
+        got = _artefact_rows(rec, paper_dir.parent.parent)
         if got:
             parts += got
     if not parts:

@@ -1,5 +1,7 @@
 """Figures drawn as in the papers: a metric against training rounds, one curve per
-algorithm, the mean over trials with its 95% interval as a band."""
+algorithm, the mean over trials with its 95% interval as a band (no band below
+:data:`MIN_BAND_TRIALS` trials, as the caption says; a curve equal to another drawn dotted on
+top of it and named so; a long legend beside the panel)."""
 
 from __future__ import annotations
 
@@ -95,6 +97,25 @@ def added_algorithms(exp: Experiment) -> list[str]:
     return [str(a) for a in exp.cfg.algorithms if str(a) not in named]
 
 
+#: below this many trials no interval band is drawn: with 2 trials the 95% Student-t half-width is
+#: 12.7 standard errors (t with 1 degree of freedom), a band that swamps the axis (the caption says so)
+MIN_BAND_TRIALS = 3
+#: more legend entries than this go beside the panel, not over the curves
+_LEGEND_INSIDE = 6
+
+
+def same_curve(x, y, drawn: list[tuple[str, object, object]]) -> str | None:
+    """The label of a curve already drawn in the panel that this one coincides with (same rounds,
+    means equal to 1e-12): PRank and voted PRank's online losses are one curve (voted PRank
+    predicts online as PRank does), and the second would hide the first."""
+    import numpy as np
+
+    for label, x0, y0 in drawn:
+        if len(x0) == len(x) and np.array_equal(x0, x) and np.allclose(y0, y, rtol=0, atol=1e-12):
+            return label
+    return None
+
+
 def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     """The figure of ``exp`` from its summary table (the aggregated curves).  Each panel draws
     the cells its selectors pick (the paper's learners, in their configured style), then every
@@ -105,7 +126,9 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
     fig_cfg = exp.cfg.experiment.figure
     panels = list(fig_cfg.panels) or [OmegaConf.create({"title": "", "select": []})]
     added = added_algorithms(exp)
+    band = exp.n_trials >= MIN_BAND_TRIALS
     fig, axes = plt.subplots(1, len(panels), figsize=(6.4 * len(panels), 4.6), squeeze=False)
+    outside = False
     for ax, panel in zip(axes[0], panels):
         metric = panel.get("metric") or fig_cfg.metric
         sels = [OmegaConf.to_container(s) for s in panel.select] or [{}]
@@ -118,6 +141,7 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
             cells += [c for c in exp.cells if c.algorithm in added and c not in cells]
         per_alg: dict[str, int] = {}
         n_alg = {a: sum(c.algorithm == a for c in cells) for a in {c.algorithm for c in cells}}
+        drawn: list[tuple[str, object, object]] = []
         for c in cells:
             s = summary[(summary["cell"] == c.id) & (summary["metric"] == metric)].sort_values("round")
             if s.empty:
@@ -126,21 +150,33 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
             i = per_alg.get(c.algorithm, 0)
             per_alg[c.algorithm] = i + 1
             x = s["round"].astype(float).to_numpy()
+            y = s["mean"].to_numpy(dtype=float)
+            step = max(1, len(x) // 10)
+            # a curve equal to one drawn before: on top, thinner and dotted, its markers between the
+            # other's, and said in its label, so that both stay visible
+            twin = same_curve(x, y, drawn)
+            over = dict(linestyle=":", linewidth=1.4, markevery=(step // 2, step), zorder=3) if twin else {}
+            note = f", same curve as {twin}" if twin else ""
             if c.algorithm in added:
                 color, base = added_style(added.index(c.algorithm))
                 color, base = a.get("color") or color, a.get("marker") or base
                 marker = base if not i else [m for m in _MARKERS if m != base][(i - 1) % (len(_MARKERS) - 1)]
-                line, = ax.plot(x, s["mean"], label=c.label + ADDED, color=shades(color, n_alg[c.algorithm])[i],
-                                marker=marker, markerfacecolor="white", linestyle=(0, (6, 2, 1, 2)) if i else "--",
-                                markevery=max(1, len(x) // 10), markersize=6, linewidth=2.0, gid=f"added:{c.id}")
+                style = dict(linestyle=(0, (6, 2, 1, 2)) if i else "--", markevery=step, linewidth=2.0)
+                line, = ax.plot(x, y, label=c.label + (ADDED[:-1] + note + ")" if note else ADDED),
+                                color=shades(color, n_alg[c.algorithm])[i], marker=marker, markerfacecolor="white",
+                                markersize=6, gid=f"added:{c.id}", **{**style, **over})
             else:
                 # the cells of one algorithm (a swept value each) share its colour; line style and
                 # marker tell them apart
                 marker = a.marker if not i else [m for m in _MARKERS if m != a.marker][(i - 1) % (len(_MARKERS) - 1)]
-                line, = ax.plot(x, s["mean"], label=c.label, color=shades(a.color or _PAPER_FALLBACK_COLOR, n_alg[c.algorithm])[i],
-                                marker=marker, linestyle=_LINESTYLES[i % len(_LINESTYLES)] if i else a.linestyle,
-                                markevery=max(1, len(x) // 10), markersize=5, linewidth=1.6)
-            ax.fill_between(x, s["low"], s["high"], color=line.get_color(), alpha=0.18, linewidth=0)
+                style = dict(linestyle=_LINESTYLES[i % len(_LINESTYLES)] if i else a.linestyle, markevery=step,
+                             linewidth=1.6)
+                line, = ax.plot(x, y, label=c.label + (f" ({note[2:]})" if note else ""),
+                                color=shades(a.color or _PAPER_FALLBACK_COLOR, n_alg[c.algorithm])[i],
+                                marker=marker, markersize=5, **{**style, **over})
+            drawn.append((c.label, x, y))
+            if band:  # below MIN_BAND_TRIALS trials the band is omitted, and the caption says so
+                ax.fill_between(x, s["low"], s["high"], color=line.get_color(), alpha=0.18, linewidth=0)
         ax.set_xscale(fig_cfg.xscale)
         ax.set_xlabel(fig_cfg.xlabel)
         ax.set_ylabel(panel.get("ylabel") or fig_cfg.ylabel)
@@ -151,20 +187,40 @@ def draw(exp: Experiment, summary: pd.DataFrame, data: dict | None = None):
         ax.grid(True, which="major", alpha=0.3)
         # wrapped to the panel's width (a long title was clipped at the figure's edges)
         ax.set_title(textwrap.fill(panel.title, _PANEL_TITLE_CHARS), fontsize=10)
-        ax.legend(fontsize=8, frameon=False)
+        if len(ax.get_legend_handles_labels()[1]) > _LEGEND_INSIDE:  # beside the panel, off the curves
+            ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+            outside = True
+        else:
+            ax.legend(fontsize=8, frameon=False)
     original = exp.cfg.dataset.original if data is None else data["original"]
     # a substitute is named by the data actually used, not by the original's description
     label = dataset_label(exp) if data is None else data_used_label(data)
     sub = "" if original else f"\n{label}"
     unit = PROTOCOLS[exp.cfg.experiment.protocol].unit
-    title = (f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} {unit}, mean and 95% interval"
+    if band:
+        shown = "mean and 95% interval"
+    elif exp.n_trials < 2:  # one run: no interval to draw
+        shown = "one run, no interval"
+    else:
+        shown = (f"mean; no 95% band below {MIN_BAND_TRIALS} {unit} (with {exp.n_trials}, t = "
+                 f"{_t975(exp.n_trials):.3g} half-widths would swamp the axis)")
+    title = (f"{exp.cfg.experiment.title}{sub}\n{exp.n_trials} {unit}, {shown}"
              + ("" if exp.scale == "paper" else f" [scale: {exp.scale}]"))
     width = 75 * len(panels)  # characters that fit across the figure at this font size
     title = "\n".join(textwrap.fill(line, width) for line in title.split("\n"))
     fig.suptitle(title, fontsize=10)
+    if outside:  # room for the legends beside the panels
+        fig.set_size_inches(fig.get_size_inches()[0] + 2.4 * len(panels), fig.get_size_inches()[1])
     fig.tight_layout()
     mark_scale(fig, exp.scale)
     return fig
+
+
+def _t975(n: int) -> float:
+    """The 95% Student-t quantile a band of ``n`` trials would use (inf for one trial)."""
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, n - 1)) if n >= 2 else float("inf")
 
 
 def build_figure(exp: Experiment, summary_csv: str | os.PathLike, out_png: str | os.PathLike,

@@ -263,7 +263,11 @@ def artefact(rec: dict, png: str | None = None, files: list[tuple[str, str]] = (
     for m in dict.fromkeys(r["metric"] for r in rec["table"]):
         rows = [r for r in rec["table"] if r["metric"] == m]
         tables.append({"metric": m, "round": rows[0]["round"], "pivot": _pivot_rows(pivot(rows)),
-                       "long": long_table(rows, f"{a['id']}-{m}-"), "plot": dot_plot_geometry(rows)})
+                       "long": long_table(rows, f"{a['id']}-{m}-"), "plot": dot_plot_geometry(rows),
+                       "published": any(r.get("published_mean") is not None for r in rows)})
+    # the paper's own comparison first: a metric the paper prints no value of (Table 1's online
+    # loss beside its test loss) comes after, said so in its heading (stable otherwise)
+    tables.sort(key=lambda t: not t["published"])
     return dict(a, score=artefact_score(rec), data=data_used_label(ds), tables=tables, png=_data_uri(png),
                 protocol=None if ds["original"] else ds.get("label", "").split(": ", 1)[-1],
                 sensitivity=[_sensitivity(s) for s in rec.get("sensitivity") or []],
@@ -331,7 +335,7 @@ def render(records: list[tuple[dict, str | None]], scale: str, files: dict[str, 
         verified=verified, verified_by=sorted({(v["commit"], v["date"]) for v in verified}, key=lambda cv: (cv[1], cv[0])))
 
 
-from ..pipeline.integrity import RecordMismatch  # noqa: E402 - re-exported: the report raises it
+from ..files import RecordMismatch  # noqa: E402 - its home, where the command line catches it
 
 
 def report_roots(out_html: str | os.PathLike) -> list[Path]:
@@ -382,11 +386,11 @@ def build_report(json_paths: list[str], png_paths: dict[str, str], out_html: str
             key = None
         problems += figure_problems(p, rec, png_paths.get(key) if key else None)
         loaded.append((p, rec))
-    if problems:  # one line per file
-        raise RecordMismatch("the report refuses records that do not match what was written, the cells they were "
-                             "aggregated from or their figures (`rankrepro verify --records` says more; the workflow "
-                             "aggregates them again, rerunning a changed cell, and draws their figures again):"
-                             + ("\n  " if len(problems) > 1 else " ") + "\n  ".join(problems))
+    if problems:
+        raise RecordMismatch(f"the report refuses {len(problems)} record(s) or figure(s) that do not match what was "
+                             "written, the cells they were aggregated from or the figure bytes their record names "
+                             "(`rankrepro verify --records` says more; the workflow aggregates them again, rerunning a "
+                             "changed cell, and draws their figures again): " + "; ".join(problems))
     for p, rec in loaded:
         try:
             if rec.get("kind") == "comparison":  # an arena family's comparison (report.arena)

@@ -224,7 +224,9 @@ def context(root: str | Path = "results") -> dict:
     ctx = {"scorecard": sc, "status_table": status_table(sc, lambda n: f"[`{n}`](../results/{n}.md)"),
            "verdict": lambda name, claim: claim_verdict(records, name, claim),
            # the arena's comparisons (report.arena), by family
-           "arena": {p.stem: read_json(p, "record") for p in sorted(root.glob("arena/comparison/*.json"))}}
+           "arena": {p.stem: read_json(p, "record") for p in sorted(root.glob("arena/comparison/*.json"))},
+           # each record's platform section (make spread; pipeline/platforms.py)
+           "platforms": [(n, r["platform"]) for n, r in records.items() if r.get("platform")]}
     for key, (name, metric, numbers) in QUOTED.items():
         a = Artefact(root, name, metric)
         ctx[key] = {"trials": int(a.record["n_trials"]), "score": artefact_score(a.record),

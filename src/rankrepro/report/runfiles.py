@@ -370,7 +370,12 @@ def write_runfiles(names: Iterable[str] | None = None, out: str | Path = "runs/r
 
     root = Path(root) if root is not None else Path(output_prefix(scale) or ".")
     out = Path(out)
-    exps = [committed_experiment(name, root, scale) for name in (list(names) if names else ranking_experiments(root))]
+    ranking = ranking_experiments(root)
+    for name in names or []:  # an experiment without test rankings has nothing to write: said before anything runs
+        if name not in ranking and (root / "results" / f"{name}.config.yaml").is_file():
+            raise UnknownCell(f"{name} keeps no per-query test values (no test ranking): run files are made of "
+                              f"{', '.join(ranking) or 'no committed experiment here'}")
+    exps = [committed_experiment(name, root, scale) for name in (list(names) if names else ranking)]
     known = sorted({c.id for exp in exps for c in exp.all_cells})
     for cid in cells or []:
         if cid not in known:
@@ -391,6 +396,8 @@ def write_runfiles(names: Iterable[str] | None = None, out: str | Path = "runs/r
             committed = pd.read_parquet(path)
             if not committed["metric"].str.startswith("query_").any():
                 echo(f"{name} {cid}: the cell keeps no per-query value to check a run against, skipped")
+                if cells:  # asked for by name: a run file that cannot be made is a failure
+                    done.append(Written(name, cid, -1, -1, {}, 0, [], "no per-query values"))
                 continue
             for t in (list(trials) if trials is not None else sorted(set(committed["trial"]))):
                 try:
