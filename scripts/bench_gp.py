@@ -9,7 +9,8 @@ data, with the same result checked.
 
 ``--fits``: whole paper-scale fits of GPOR and CGPOR (one trial of Yu et al.'s cell at ``--items``
 training movies, as the experiment runs it), the code before issue 60's changes (every user's EP
-run at every E-step, ``GPModel._reuse_ep = False``) against today's, interleaved in one process,
+run at every E-step and every run's first sweep factoring B, ``GPModel._reuse_ep =
+GPModel._reuse_marginals = False``) against today's, interleaved in one process,
 CPU seconds (user + sys of this process; the least over ``--repeats``), the predictions checked
 bit for bit; then the Yu et al. cells' seconds of work in ``rules/cell_seconds.json`` (measured
 before the change) scaled by each model's ratio: an estimate of the cells' core-minutes after it.
@@ -109,12 +110,12 @@ def fit_workload(n_items: int = 400, repeats: int = 2, trial: int = 0) -> dict[s
         preds, sweeps = {}, {}
         for _ in range(repeats):
             for reuse in (False, True):  # interleaved: the same machine load for both
-                GPModel._reuse_ep = reuse
+                GPModel._reuse_ep = GPModel._reuse_marginals = reuse
                 t0 = time.process_time()
                 fit = gp_fit(spec)[0]
                 best[reuse] = min(best[reuse], time.process_time() - t0)
                 preds[reuse], sweeps[reuse] = fit.preds, sum(fit.ep_sweeps)
-        GPModel._reuse_ep = True
+        GPModel._reuse_ep = GPModel._reuse_marginals = True
         same = all(np.array_equal(a, b) for r in preds[True] for a, b in zip(preds[True][r], preds[False][r]))
         out[model] = (best[False], best[True])
         print(f"{model:<8}{best[False]:>10.2f}{best[True]:>10.2f}{best[False] / best[True]:>7.2f}x{sweeps[False]:>18,}{sweeps[True]:>8,}  {same}")

@@ -140,7 +140,7 @@ def test_fit_equals_the_one_user_at_a_time_fit_and_reruns_bit_for_bit(monkeypatc
     first, again = fit(), fit()
     # the same fit with EP run one user at a time (the code before the lock-step EP)
     monkeypatch.setattr(gp_mod, "ep_ordinal_many",
-                        lambda problems: [ep_mod.ep_ordinal(*p) for p in problems])
+                        lambda problems, marginals=None: [ep_mod.ep_ordinal(*p) for p in problems])
     one_by_one = fit()
     for other in (again, one_by_one):
         assert all(_same(a, b) for a, b in zip(first.pred, other.pred))
@@ -189,3 +189,69 @@ def test_a_converged_ep_at_unmoved_parameters_and_prior_is_kept_not_run_again(co
     else:  # every user's E-step after the first is kept: 5 iterations x 12 users, one sweep each
         assert skipped == 5 * 12
         assert sum(every.ep_sweeps) - sum(kept.ep_sweeps) == skipped
+
+
+@pytest.mark.parametrize("max_sweeps", [200, 3])
+def test_a_run_started_from_the_last_run_s_marginals_is_the_same_bit_for_bit(max_sweeps):
+    # a converged run leaves the marginals of its sites; a run warm-started from those sites on
+    # the same K and h (other thresholds and sigma: the checked step) may take them instead of
+    # factoring B again in its first sweep -- the same result, sweeps and all, one factor fewer
+    rng = np.random.default_rng(11)
+    first = ep_ordinal_many(_problems(rng, [0, 1, 5, 40, 17, 60, 3, 33]))
+    assert all(r.converged and r.marginals is not None for r in first)
+    b2 = thresholds_from(np.array([-0.9, np.log(0.5), np.log(0.7), np.log(0.4)]))
+    rng = np.random.default_rng(11)
+    again = [(K, h, y, b2, s * 1.3, r.tau, r.nu) for (K, h, y, _, s, _, _), r in
+             zip(_problems(rng, [0, 1, 5, 40, 17, 60, 3, 33]), first)]
+    calls = []
+    real = ep_mod._factor
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ep_mod, "_factor", lambda *a: calls.append(1) or real(*a))
+        plain = ep_ordinal_many(again, max_sweeps=max_sweeps)
+        n_plain = len(calls)
+        calls.clear()
+        reused = ep_ordinal_many(again, max_sweeps=max_sweeps, marginals=[r.marginals for r in first])
+        n_reused = len(calls)
+    assert n_plain - n_reused == len(again)  # one factor fewer per problem (none stops at its first sweep)
+    for p, r, (K, h, y, b, s, tau, nu) in zip(plain, reused, again):
+        ref = ep_ordinal(K, h, y, b, s, tau, nu, max_sweeps=max_sweeps)
+        for got in (p, r):
+            assert got.sweeps == ref.sweeps and got.converged == ref.converged and got.log_z == ref.log_z
+            for f in ("tau", "nu", "cav_mean", "cav_var"):
+                assert _same(getattr(got, f), getattr(ref, f)), f
+            for f in ("a", "post_mean", "post_var", "W"):
+                assert _same(getattr(got.post, f), getattr(ref.post, f)), f
+            if ref.converged:
+                assert all(_same(x, z) for x, z in zip(got.marginals, ref.marginals))
+            else:
+                assert got.marginals is None  # a capped run's sites moved after its last marginals
+    if max_sweeps == 3:
+        assert any(not r.converged for r in plain)
+
+
+@pytest.mark.parametrize("step", ["checked", "unchecked"])
+@pytest.mark.parametrize("collaborative", [False, True])
+def test_the_fit_starting_runs_from_kept_marginals_is_the_same_bit_for_bit(collaborative, step):
+    Xtr, Ytr, Xte = _data()
+
+    def fit(reuse):
+        m = GPModel(likelihood="ordinal", collaborative=collaborative, sigma0=1.0, em_iters=6, tol=0.0,
+                    likelihood_step=step).fit(Xtr, Ytr)
+        m._reuse_marginals = reuse
+        K = gp_mod.cosine_kernel(np.vstack([Xtr, Xte]))
+        Y = np.hstack([m.Y_fit_, np.zeros((m.Y_fit_.shape[0], Xte.shape[0]), dtype=np.int64)])
+        calls = []
+        real = ep_mod._factor
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(ep_mod, "_factor", lambda *a: calls.append(1) or real(*a))
+            return m.fit_predict_kernel(K, Y, np.arange(30), np.arange(30, 40)), len(calls)
+
+    (kept, n_kept), (every, n_every) = fit(True), fit(False)
+    assert all(_same(a, b) for a, b in zip(kept.pred, every.pred))
+    assert kept.objective == every.objective and kept.ep_sweeps == every.ep_sweeps
+    assert _same(kept.sigma, every.sigma) and _same(kept.thresholds, every.thresholds)
+    assert kept.ep_unconverged == every.ep_unconverged and kept.param_fits == every.param_fits
+    if collaborative and step == "unchecked":  # every run follows an M-step: nothing to start from
+        assert n_kept == n_every
+    else:  # the checked step's runs (and GPOR's E-steps) start from the marginals kept
+        assert n_kept < n_every

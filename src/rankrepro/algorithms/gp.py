@@ -191,6 +191,9 @@ class GPModel(Estimator):
     #: again (the same result bit for bit; False: every user's EP at every E-step, as before --
     #: the benchmark's and the tests' reference)
     _reuse_ep = True
+    #: start an EP run warm from a converged run at the same prior with that run's last marginals
+    #: instead of factoring B again for them (the same result bit for bit; False: as before)
+    _reuse_marginals = True
     #: parameters that change only how the fitted model predicts, never the fit: every rule's
     #: predictions are in FitResult.preds (rankrepro.pipeline.cells.reread_of)
     PREDICT_ONLY = ("ordinal_predict",)
@@ -311,17 +314,25 @@ class GPModel(Estimator):
         res = FitResult([])
         eps: list[EPResult] = [None] * n_users  # type: ignore[list-item]
         current = np.zeros(n_users, dtype=bool)  # eps[u] ran at params[u] and the present prior
+        # the M-steps made so far, and the count at which each eps[u] ran: a run at the present
+        # prior left the marginals of its sites, which the next run from them starts from
+        prior_moves = 0
+        eps_prior = np.full(n_users, -1)
 
         def run_eps(users, P, warm, sweeps):
             """EP for ``users`` (row k of ``P``: user users[k]'s parameters, ``warm[k]`` its warm
             start or None), all in lock-step (:func:`ep_ordinal_many`: the same results as one
             :func:`ep_ordinal` per user); each run's sweeps are appended to ``sweeps[u]``."""
-            problems = []
+            problems, marginals = [], []
             for u, P_u, w in zip(users, P, warm):
                 j = J[u]
                 problems.append((S[np.ix_(j, j)], hJ[j], labels[u], thresholds_from(P_u[:-1]), float(np.exp(P_u[-1])),
                                  *((w.tau, w.nu) if w is not None else (None, None))))
-            out = ep_ordinal_many(problems)
+                # the warm start's marginals hold for the same K and h: the prior has not moved
+                # since it ran (they do not depend on the thresholds or sigma)
+                marginals.append(w.marginals if w is not None and self._reuse_marginals
+                                 and eps_prior[u] == prior_moves else None)
+            out = ep_ordinal_many(problems, marginals=marginals)
             for u, ep in zip(users, out):
                 sweeps[u].append(ep.sweeps)
                 res.ep_unconverged += int(not ep.converged)
@@ -341,6 +352,7 @@ class GPModel(Estimator):
             todo = [u for u in range(n_users) if not (self._reuse_ep and current[u] and eps[u].converged)]
             for u, ep in zip(todo, run_eps(todo, params[todo], [eps[u] for u in todo], sweeps)):
                 eps[u] = ep
+                eps_prior[u] = prior_moves
             current[:] = True
             record(sweeps)
             obj = float(sum(e.log_z for e in eps))
@@ -374,6 +386,7 @@ class GPModel(Estimator):
                         if ep.converged and ep.log_z >= eps[u].log_z:
                             params[u] = params[u] + steps[u]
                             eps[u] = ep
+                            eps_prior[u] = prior_moves
                         else:
                             steps[u] = steps[u] / 2
                             rejected.append(u)
@@ -381,6 +394,7 @@ class GPModel(Estimator):
                 record(sweeps)
             if self.collaborative:
                 prior.m_step(J, [e.post for e in eps], self.hyper)
+                prior_moves += 1
                 current[:] = False
         # predictive distribution on the requested items from the last E-step
         Gp, hp, dp = prior.G[predict], prior.h[predict], prior.d[predict]
