@@ -141,3 +141,17 @@ def test_a_kernel_is_chosen_by_running_again_under_its_settings(monkeypatch):
     monkeypatch.setattr(platforms, "_cpu_flags", lambda: {"avx", "avx2"})
     with pytest.raises(platforms.KernelError, match="no AVX512F"):
         platforms.under_kernel("skylakex", [])
+
+
+def test_a_recomputed_cell_keeps_the_committed_times_for_the_outcomes(tmp_path):
+    """A time is measured afresh on every run: the outcomes across kernels are judged with the
+    committed cell's timing metrics, every other value as recomputed."""
+    import pandas as pd
+
+    rows = lambda v, t: pd.DataFrame({"cell": "c", "algorithm": "a", "params": "{}", "trial": [0, 0, 1],  # noqa: E731
+                                      "metric": ["mae", "train_seconds", "train_seconds"],
+                                      "round": pd.array([None, None, None], dtype="Int64"), "value": [v, t, t + 1]})
+    rows(0.5, 1.0).to_parquet(tmp_path / "want.parquet")
+    rows(0.6, 9.0).to_parquet(tmp_path / "got.parquet")
+    out = platforms._with_committed_times(tmp_path / "want.parquet", tmp_path / "got.parquet", tmp_path / "x" / "c.parquet")
+    assert pd.read_parquet(out)["value"].tolist() == [0.6, 1.0, 2.0]

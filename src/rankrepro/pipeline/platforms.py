@@ -193,11 +193,13 @@ def outcome_changes(catalog: dict, name: str, moved: list[str], root: Path, scra
     exp = catalog[name]
     rec_path = root / "results" / f"{name}.json"
     committed = read_json(rec_path, "record")
-    cells = [str(cell_file(scratch if c.id in moved else root, exp, c.id)) for c in exp.all_cells]
-    family = [n for n in (committed.get("claim_family") or {}).get("artefacts", []) if n != name]
-    siblings = [str(cell_file(root, catalog[n], c.id)) for n in family for c in catalog[n].cells]
     out = scratch / "platform" / f"{name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    cells = [str(_with_committed_times(cell_file(root, exp, c.id), cell_file(scratch, exp, c.id),
+                                       out.parent / exp.artefact / "cells" / f"{c.id}.parquet"))
+             if c.id in moved else str(cell_file(root, exp, c.id)) for c in exp.all_cells]
+    family = [n for n in (committed.get("claim_family") or {}).get("artefacts", []) if n != name]
+    siblings = [str(cell_file(root, catalog[n], c.id)) for n in family for c in catalog[n].cells]
     ds = committed.get("dataset") or {}
     status = {"runnable": True, **({"used": ds["used"]} if ds.get("used") else {})}
     if ds.get("used") and ds["used"] != exp.cfg.dataset.source:
@@ -206,6 +208,28 @@ def outcome_changes(catalog: dict, name: str, moved: list[str], root: Path, scra
                str(out.with_suffix(".md")), str(out), status, siblings, {})
     changes, _ = compare_records(committed, read_json(out, "record"))
     return changes
+
+
+def _with_committed_times(committed: Path, recomputed: Path, dest: Path) -> Path:
+    """The recomputed cell with the committed cell's timing metrics: a time is measured afresh on
+    every run, whatever the kernel, so it is not what the platform changes."""
+    import pandas as pd
+
+    from ..io import write_parquet
+    from ..metrics import TIMING_METRICS
+
+    want, got = pd.read_parquet(committed), pd.read_parquet(recomputed)
+    timing = TIMING_METRICS | {f"fold_{m}" for m in TIMING_METRICS}
+    got = got.reset_index(drop=True)
+    is_t = got["metric"].isin(timing).to_numpy()
+    if is_t.any():
+        key = ["cell", "trial", "metric", "round"]
+        kept = want[want["metric"].isin(timing)].astype({"round": "float64"})
+        merged = got[is_t].astype({"round": "float64"})[key].merge(kept[key + ["value"]], on=key, how="left")
+        got.loc[is_t, "value"] = merged["value"].fillna(got.loc[is_t, "value"].reset_index(drop=True)).to_numpy()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    write_parquet(got, dest)
+    return dest
 
 
 def record_section(name: str, results: Path, cell_paths) -> dict | None:
