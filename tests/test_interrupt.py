@@ -135,10 +135,11 @@ def test_preprocessing_reports_progress(tmp_path, monkeypatch):
     raw = tmp_path / "raw" / entry.name
     raw.mkdir(parents=True)
     files = {}
-    for rel in entry.data_files:
+    for k, rel in enumerate(entry.data_files):
         (raw / rel).parent.mkdir(parents=True, exist_ok=True)
+        # each part its own queries (a query in two parts of a split is refused)
         rows = [f"{(i + q) % 3} qid:{q} " + " ".join(f"{j}:{(i * j % 7) / 7:.3f}" for j in range(1, 47))
-                + f" #docid = d{q}_{i}" for q in range(1, 4) for i in range(5)]
+                + f" #docid = d{q}_{i}" for q in range(10 * k + 1, 10 * k + 4) for i in range(5)]
         (raw / rel).write_text("\n".join(rows) + "\n")
         files[rel] = {"sha256": "0" * 64}
     (raw / MANIFEST).write_text(json.dumps({"files": files}))

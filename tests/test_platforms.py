@@ -55,7 +55,6 @@ def _catalog():
 
 
 def test_record_keeps_every_cell_measured_and_forgets_a_cell_made_again(tmp_path, monkeypatch):
-    monkeypatch.setattr(platforms, "outcome_changes", lambda *a: [])
     monkeypatch.setenv("OPENBLAS_CORETYPE", "Haswell")
     monkeypatch.setenv("NPY_DISABLE_CPU_FEATURES", "X86_V4 AVX512_ICL AVX512_SPR")
     monkeypatch.setenv("NUMBA_CPU_NAME", "haswell")
@@ -64,7 +63,7 @@ def test_record_keeps_every_cell_measured_and_forgets_a_cell_made_again(tmp_path
     moved = _chk({"mae": [2e-4, 3e-4]})
     moved.verdict = "differs"
     same = _chk({}, cell="d")
-    assert platforms.record([moved, same], _catalog(), tmp_path) == (2, 1)
+    assert platforms.record([moved, same], _catalog(), tmp_path, outcomes=lambda *a: []) == (2, 1)
     rec = json.loads((tmp_path / platforms.SPREAD).read_text())
     (m,) = rec["measured"]
     assert m["kernel"] == "haswell" and m["kernel_env"]["NUMBA_CPU_NAME"] == "haswell"
@@ -106,6 +105,7 @@ def test_outcome_changes_aggregates_again_with_the_recomputed_cells(tmp_path):
 
     from rankrepro.pipeline.catalog import default_cache_dir, load_catalog
     from rankrepro.pipeline.integrity import cell_file
+    from rankrepro.records_check import outcome_changes
 
     root = Path(".")
     name = "crammer_singer2005/fig6"
@@ -115,11 +115,11 @@ def test_outcome_changes_aggregates_again_with_the_recomputed_cells(tmp_path):
     dst = cell_file(tmp_path, exp, cell)
     dst.parent.mkdir(parents=True)
     shutil.copy(cell_file(root, exp, cell), dst)
-    assert platforms.outcome_changes(catalog, name, [cell], root, tmp_path) == []
+    assert outcome_changes(catalog, name, [cell], root, tmp_path) == []
     df = pd.read_parquet(dst)
     df.loc[~df["metric"].str.contains("seconds"), "value"] *= 3.0
     df.to_parquet(dst)
-    assert platforms.outcome_changes(catalog, name, [cell], root, tmp_path)
+    assert outcome_changes(catalog, name, [cell], root, tmp_path)
 
 
 def test_a_kernel_is_chosen_by_running_again_under_its_settings(monkeypatch):
@@ -153,5 +153,7 @@ def test_a_recomputed_cell_keeps_the_committed_times_for_the_outcomes(tmp_path):
                                       "round": pd.array([None, None, None], dtype="Int64"), "value": [v, t, t + 1]})
     rows(0.5, 1.0).to_parquet(tmp_path / "want.parquet")
     rows(0.6, 9.0).to_parquet(tmp_path / "got.parquet")
-    out = platforms._with_committed_times(tmp_path / "want.parquet", tmp_path / "got.parquet", tmp_path / "x" / "c.parquet")
+    from rankrepro.records_check import _with_committed_times
+
+    out = _with_committed_times(tmp_path / "want.parquet", tmp_path / "got.parquet", tmp_path / "x" / "c.parquet")
     assert pd.read_parquet(out)["value"].tolist() == [0.6, 1.0, 2.0]

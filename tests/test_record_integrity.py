@@ -49,6 +49,8 @@ def scratch(tmp_path):
     """A checkout's results/ with Fig. 4 and the cells of its claim family (Holm over the paper)."""
     for name in FAMILY:
         _copy_artefact(name, tmp_path)
+    # the records' platform sections are read from it (pipeline/platforms.py)
+    shutil.copy(ROOT / "results" / "platform_spread.json", tmp_path / "results" / "platform_spread.json")
     return tmp_path
 
 

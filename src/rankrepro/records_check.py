@@ -213,3 +213,58 @@ def _split(line: str, rel) -> tuple[str, str]:
     """A problem line "<file>: <what>" as (the file relative to the checkout, what)."""
     f, _, what = line.partition(": ")
     return rel(Path(f)), what
+
+
+# -------------------------------------------------------------------------------------
+# the outcomes across CPU kernels (pipeline/platforms.py: rankrepro verify --record-spread)
+# -------------------------------------------------------------------------------------
+def outcome_changes(catalog: dict, name: str, moved: list[str], root: Path, scratch: Path) -> list[str]:
+    """The verdicts, claims and diagnosis labels of artefact ``name`` that change when its record is
+    aggregated again with the ``moved`` cells as recomputed (in ``scratch``) instead of committed."""
+    if not moved:
+        return []
+    from .files import read_json
+    from .jobs import _aggregate
+    from .pipeline.compare import compare_records
+    from .pipeline.integrity import cell_file
+
+    exp = catalog[name]
+    rec_path = root / "results" / f"{name}.json"
+    committed = read_json(rec_path, "record")
+    out = scratch / "platform" / f"{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cells = [str(_with_committed_times(cell_file(root, exp, c.id), cell_file(scratch, exp, c.id),
+                                       out.parent / exp.artefact / "cells" / f"{c.id}.parquet"))
+             if c.id in moved else str(cell_file(root, exp, c.id)) for c in exp.all_cells]
+    family = [n for n in (committed.get("claim_family") or {}).get("artefacts", []) if n != name]
+    siblings = [str(cell_file(root, catalog[n], c.id)) for n in family for c in catalog[n].cells]
+    ds = committed.get("dataset") or {}
+    status = {"runnable": True, **({"used": ds["used"]} if ds.get("used") else {})}
+    if ds.get("used") and ds["used"] != exp.cfg.dataset.source:
+        status["substitute_for"] = exp.cfg.dataset.source
+    _aggregate(lambda n, sensitivity=True: catalog[n], name, cells, str(out.with_suffix(".csv")),
+               str(out.with_suffix(".md")), str(out), status, siblings, {})
+    changes, _ = compare_records(committed, read_json(out, "record"))
+    return changes
+
+
+def _with_committed_times(committed: Path, recomputed: Path, dest: Path) -> Path:
+    """The recomputed cell with the committed cell's timing metrics: a time is measured afresh on
+    every run, whatever the kernel, so it is not what the platform changes."""
+    import pandas as pd
+
+    from .io import write_parquet
+    from .metrics import TIMING_METRICS
+
+    want, got = pd.read_parquet(committed), pd.read_parquet(recomputed)
+    timing = TIMING_METRICS | {f"fold_{m}" for m in TIMING_METRICS}
+    got = got.reset_index(drop=True)
+    is_t = got["metric"].isin(timing).to_numpy()
+    if is_t.any():
+        key = ["cell", "trial", "metric", "round"]
+        kept = want[want["metric"].isin(timing)].astype({"round": "float64"})
+        merged = got[is_t].astype({"round": "float64"})[key].merge(kept[key + ["value"]], on=key, how="left")
+        got.loc[is_t, "value"] = merged["value"].fillna(got.loc[is_t, "value"].reset_index(drop=True)).to_numpy()
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    write_parquet(got, dest)
+    return dest

@@ -57,8 +57,9 @@ def _verify(args) -> int:
                  per_learner=args.per_learner)
     if args.record_spread:
         from ..pipeline.platforms import SPREAD, current_kernel, record
+        from ..records_check import outcome_changes
 
-        measured, moved = record(checks, catalog)
+        measured, moved = record(checks, catalog, outcomes=outcome_changes)
         print(f"platform spread under {current_kernel()}: {measured} cell(s) measured, {moved} moved, merged into "
               f"{SPREAD} (the records carry it once aggregated again: snakemake --forcerun aggregate)")
         return 0

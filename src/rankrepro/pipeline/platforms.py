@@ -9,7 +9,8 @@ SIMD level, numba's CPU target -- measured by recomputing the cell under each se
   bits, moved);
 * ``cells``: per moved cell and metric, the largest absolute and relative difference;
 * ``outcomes``: per artefact and kernel, the verdicts, claims and diagnosis labels that change when
-  the record is aggregated again with the cells as recomputed under that kernel (none, expected).
+  the record is aggregated again with the cells as recomputed under that kernel (none, expected;
+  :func:`rankrepro.records_check.outcome_changes`).
 
 A measurement holds for the committed bytes it names only: a cell made again is measured again.
 ``rankrepro verify`` accepts a cell that moves within its spread, or, for a cell not measured
@@ -116,19 +117,21 @@ def spread_of(rec: dict, experiment: str, cell: str, algorithm: str | None, root
     return out
 
 
-def record(checks: list, catalog: dict, root: Path = Path("."), scratch: Path | None = None) -> tuple[int, int]:
+def record(checks: list, catalog: dict, root: Path = Path("."), scratch: Path | None = None,
+           outcomes=None) -> tuple[int, int]:
     """Merge a verify run's checks (this process's kernel) into ``results/platform_spread.json``:
     every cell measured (identical or not) with the committed bytes it was compared with, each
     moved cell's per-metric differences, and, per artefact with a moved cell, the outcomes that
-    change when its record is aggregated again with the recomputed cells.  Returns (cells
-    measured, cells moved)."""
+    change when its record is aggregated again with the recomputed cells (``outcomes(catalog,
+    name, moved, root, scratch)``: :func:`rankrepro.records_check.outcome_changes`, which the
+    command line passes: aggregating is the top floor's).  Returns (cells measured, cells moved)."""
     from threadpoolctl import threadpool_info
 
     from ..io import atomic_write
-    from .integrity import file_digest
-    from .verify import SCRATCH, committed_cell
+    from .integrity import cell_file, file_digest
 
-    scratch = scratch if scratch is not None else root / SCRATCH
+    # where rankrepro verify recomputes the cells (pipeline/verify.py's SCRATCH)
+    scratch = scratch if scratch is not None else root / "runs" / "verify"
     rec = load(root) or {
         "about": ("How far the same code moves committed cells under another CPU kernel (OpenBLAS core type, NumPy "
                   "SIMD level, numba target), measured by recomputing them under each setting (`make spread`): per "
@@ -153,7 +156,7 @@ def record(checks: list, catalog: dict, root: Path = Path("."), scratch: Path | 
             continue
         key = f"{c.experiment}/{c.cell}"
         exp = catalog[c.experiment]
-        digest = file_digest(committed_cell(exp, c.cell, root))
+        digest = file_digest(cell_file(root, exp, c.cell))
         if any(m.get("cells", {}).get(key, {}).get("sha256", digest) != digest for m in rec["measured"]):
             # the committed cell was made again since: its earlier measurements no longer hold
             for m in rec["measured"]:
@@ -171,65 +174,13 @@ def record(checks: list, catalog: dict, root: Path = Path("."), scratch: Path | 
         moved_by.setdefault(c.experiment, []).append(c.cell)
         n_moved += 1
     for name in sorted({c.experiment for c in checks}):
-        changes = outcome_changes(catalog, name, moved_by.get(name, []), root, scratch)
+        changes = outcomes(catalog, name, moved_by.get(name, []), root, scratch) if outcomes else []
         rec["outcomes"].setdefault(name, {})[kernel] = changes
     entry["cells"] = dict(sorted(entry["cells"].items()))
     for k in ("cells", "learners", "outcomes"):
         rec[k] = dict(sorted(rec[k].items()))
     atomic_write(root / SPREAD, lambda tmp: Path(tmp).write_text(json.dumps(rec, indent=1) + "\n"))
     return sum(c.problem == "" for c in checks), n_moved
-
-
-def outcome_changes(catalog: dict, name: str, moved: list[str], root: Path, scratch: Path) -> list[str]:
-    """The verdicts, claims and diagnosis labels of artefact ``name`` that change when its record is
-    aggregated again with the ``moved`` cells as recomputed (in ``scratch``) instead of committed."""
-    if not moved:
-        return []
-    from ..files import read_json
-    from ..jobs import _aggregate
-    from .compare import compare_records
-    from .integrity import cell_file
-
-    exp = catalog[name]
-    rec_path = root / "results" / f"{name}.json"
-    committed = read_json(rec_path, "record")
-    out = scratch / "platform" / f"{name}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    cells = [str(_with_committed_times(cell_file(root, exp, c.id), cell_file(scratch, exp, c.id),
-                                       out.parent / exp.artefact / "cells" / f"{c.id}.parquet"))
-             if c.id in moved else str(cell_file(root, exp, c.id)) for c in exp.all_cells]
-    family = [n for n in (committed.get("claim_family") or {}).get("artefacts", []) if n != name]
-    siblings = [str(cell_file(root, catalog[n], c.id)) for n in family for c in catalog[n].cells]
-    ds = committed.get("dataset") or {}
-    status = {"runnable": True, **({"used": ds["used"]} if ds.get("used") else {})}
-    if ds.get("used") and ds["used"] != exp.cfg.dataset.source:
-        status["substitute_for"] = exp.cfg.dataset.source
-    _aggregate(lambda n, sensitivity=True: catalog[n], name, cells, str(out.with_suffix(".csv")),
-               str(out.with_suffix(".md")), str(out), status, siblings, {})
-    changes, _ = compare_records(committed, read_json(out, "record"))
-    return changes
-
-
-def _with_committed_times(committed: Path, recomputed: Path, dest: Path) -> Path:
-    """The recomputed cell with the committed cell's timing metrics: a time is measured afresh on
-    every run, whatever the kernel, so it is not what the platform changes."""
-    import pandas as pd
-
-    from ..io import write_parquet
-    from ..metrics import TIMING_METRICS
-
-    want, got = pd.read_parquet(committed), pd.read_parquet(recomputed)
-    timing = TIMING_METRICS | {f"fold_{m}" for m in TIMING_METRICS}
-    got = got.reset_index(drop=True)
-    is_t = got["metric"].isin(timing).to_numpy()
-    if is_t.any():
-        key = ["cell", "trial", "metric", "round"]
-        kept = want[want["metric"].isin(timing)].astype({"round": "float64"})
-        merged = got[is_t].astype({"round": "float64"})[key].merge(kept[key + ["value"]], on=key, how="left")
-        got.loc[is_t, "value"] = merged["value"].fillna(got.loc[is_t, "value"].reset_index(drop=True)).to_numpy()
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    write_parquet(got, dest)
-    return dest
 
 
 def record_section(name: str, results: Path, cell_paths) -> dict | None:
