@@ -59,7 +59,7 @@ verify: $(STAMP)
 ## recomputed under each CPU kernel setting this CPU can run (AVX-512, AVX2, pre-AVX2) and compared with the
 ## committed cells; results/platform_spread.json, then the records (~30 CPU-minutes a setting, estimated)
 SPREAD ?=
-KERNELS ?= skylakex haswell sandybridge
+KERNELS ?= skylakex zen haswell sandybridge
 .PHONY: spread
 spread: $(STAMP)
 	for k in $(KERNELS); do $(VENV)/bin/rankrepro verify --kernel $$k --per-learner --record-spread --jobs $$(nproc) $(SPREAD) || exit 1; done

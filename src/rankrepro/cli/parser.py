@@ -141,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="merge what was measured (each cell identical or its differences per metric, and the "
                         "outcomes that change) into results/platform_spread.json, with this machine's CPU kernel "
                         "settings: the spread the same code shows on another kernel, which verify then accepts")
-    v.add_argument("--kernel", choices=("skylakex", "haswell", "sandybridge"),
+    v.add_argument("--kernel", choices=("skylakex", "zen", "haswell", "sandybridge"),
                    help="run under this CPU kernel setting (OpenBLAS core type, NumPy SIMD level, numba target; "
                         "docs/reproducibility.md, 'The platform spread')")
     v.add_argument("--per-learner", action="store_true",

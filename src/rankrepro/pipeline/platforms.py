@@ -30,13 +30,15 @@ from pathlib import Path
 #: the kernel settings a user's CPU may give (at least AVX-512, AVX2 and a pre-AVX2 baseline)
 KERNELS: dict[str, dict[str, str]] = {
     "skylakex": {"OPENBLAS_CORETYPE": "SkylakeX"},
+    # OpenBLAS's AVX2 kernels beside NumPy's AVX-512 loops: what OpenBLAS gives an AMD Zen CPU
+    "zen": {"OPENBLAS_CORETYPE": "Haswell"},
     "haswell": {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
                 "NUMBA_CPU_NAME": "haswell"},
     "sandybridge": {"OPENBLAS_CORETYPE": "Sandybridge",
                     "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR", "NUMBA_CPU_NAME": "sandybridge"},
 }
 #: what each needs of the CPU (/proc/cpuinfo flags): a kernel the CPU lacks would stop on an illegal instruction
-NEEDS = {"skylakex": "avx512f", "haswell": "avx2", "sandybridge": "avx"}
+NEEDS = {"skylakex": "avx512f", "zen": "avx2", "haswell": "avx2", "sandybridge": "avx"}
 ENV_KEYS = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "NUMBA_CPU_NAME")
 SPREAD = Path("results") / "platform_spread.json"
 
