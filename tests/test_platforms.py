@@ -71,7 +71,7 @@ def test_record_keeps_every_cell_measured_and_forgets_a_cell_made_again(tmp_path
                           "p/a/d": {"sha256": file_digest(d), "found": "identical"}}
     assert rec["cells"] == {"p/a/c": {"mae": {"abs": 2e-4, "rel": 3e-4}}}
     assert rec["outcomes"] == {"p/a": {"haswell": []}}
-    sec = platforms.record_section("p/a", tmp_path / "results", [c, d])
+    sec = platforms.record_section("p/a", tmp_path / "results", {"c": file_digest(c), "d": file_digest(d)})
     assert sec["kernels"] == {"haswell": {"cells": 2, "identical": 1, "last_bits": 0, "moved": 1}}
     assert sec["moved"] == {"c": {"mae": 2e-4}} and not sec["depends_on_platform"]
     assert "2 cell(s) recomputed under haswell: 1 move(s), the largest 0.0002 (mae of c)" in sec["text"]
@@ -81,7 +81,7 @@ def test_record_keeps_every_cell_measured_and_forgets_a_cell_made_again(tmp_path
     assert json.loads((tmp_path / platforms.SPREAD).read_text())["cells"]["p/a/c"]["mae"]["abs"] == 2e-4
     # the cell made again: its old measurement is dropped, the new one alone counts
     c.write_bytes(b"made again")
-    assert platforms.record_section("p/a", tmp_path / "results", [c, d])["moved"] == {}
+    assert platforms.record_section("p/a", tmp_path / "results", {"c": file_digest(c), "d": file_digest(d)})["moved"] == {}
     platforms.record([smaller], _catalog(), tmp_path)
     rec = json.loads((tmp_path / platforms.SPREAD).read_text())
     assert rec["cells"]["p/a/c"]["mae"]["abs"] == 1e-4
@@ -93,9 +93,9 @@ def test_a_record_says_when_an_outcome_depends_on_the_platform(tmp_path):
            "cells": {"p/a/c": {"mae": {"abs": 0.01, "rel": 0.02}}},
            "outcomes": {"p/a": {"sandybridge": ["table c mae: verdict: 'consistent' -> 'differs'"]}}}
     (tmp_path / platforms.SPREAD).write_text(json.dumps(rec))
-    sec = platforms.record_section("p/a", tmp_path / "results", [c])
+    sec = platforms.record_section("p/a", tmp_path / "results", {"c": file_digest(c)})
     assert sec["depends_on_platform"] and "DEPENDS ON THE PLATFORM" in sec["text"] and "'differs'" in sec["text"]
-    assert platforms.record_section("p/other", tmp_path / "results", [c]) is None
+    assert platforms.record_section("p/other", tmp_path / "results", {"c": file_digest(c)}) is None
 
 
 def test_outcome_changes_aggregates_again_with_the_recomputed_cells(tmp_path):

@@ -185,17 +185,15 @@ def record(checks: list, catalog: dict, root: Path = Path("."), scratch: Path | 
     return sum(c.problem == "" for c in checks), n_moved
 
 
-def record_section(name: str, results: Path, cell_paths) -> dict | None:
+def record_section(name: str, results: Path, cells_sha256: dict[str, str]) -> dict | None:
     """A record's ``platform`` section: what ``results/platform_spread.json`` says of this artefact's
-    cells, counting only measurements made against the bytes of ``cell_paths`` (the cells the record
-    is aggregated from); None when none of them was measured."""
-    from .integrity import file_digest
-
+    cells, counting only measurements made against the bytes the record names (its
+    ``cells_sha256``, cell id -> sha256); None when none of them was measured."""
     path = Path(results) / SPREAD.name
     if not path.is_file():
         return None
     rec = json.loads(path.read_text())
-    digests = {f"{name}/{Path(p).stem}": file_digest(p) for p in cell_paths}
+    digests = {f"{name}/{cell}": digest for cell, digest in cells_sha256.items()}
     kernels: dict[str, dict] = {}
     current: set[str] = set()
     for m in rec.get("measured", []):

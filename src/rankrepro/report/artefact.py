@@ -425,7 +425,7 @@ def build_artefact(exp: Experiment, cell_paths: Iterable[str | os.PathLike], out
     if (verified := kept_verification(out_json, cell_paths)) is not None:
         record["verified"] = verified
     # how far other CPU kernels move these cells, and whether any outcome with them (`make spread`)
-    if (plat := platform_section(exp.name, Path(out_json).parent.parent, cell_paths)) is not None:
+    if (plat := platform_section(exp.name, Path(out_json).parent.parent, record["cells_sha256"])) is not None:
         record["platform"] = plat
     atomic_write(out_csv, lambda tmp: summary.to_csv(tmp, index=False, float_format="%.6g"))
     atomic_write(out_md, lambda tmp: Path(tmp).write_text(markdown(exp, rows, claims, record["dataset"]["label"], sens, repro,
