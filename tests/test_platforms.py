@@ -157,3 +157,14 @@ def test_a_recomputed_cell_keeps_the_committed_times_for_the_outcomes(tmp_path):
 
     out = _with_committed_times(tmp_path / "want.parquet", tmp_path / "got.parquet", tmp_path / "x" / "c.parquet")
     assert pd.read_parquet(out)["value"].tolist() == [0.6, 1.0, 2.0]
+
+
+def test_the_text_names_the_largest_metric_move_and_counts_apart():
+    kernels = {"haswell": {"cells": 2, "identical": 0, "last_bits": 0, "moved": 2}}
+    moved = {"gpor": {"mae": 3e-4, "em_iterations": 2.0}, "cgpor": {"amae": 5e-4, "ep_unconverged": 1.0}}
+    text = platforms.platform_text(kernels, moved, {})
+    # an EM iteration count of 2 is not the largest move: a metric's 5e-4 is
+    assert "the largest 0.0005 (amae of cgpor)" in text
+    assert "EM iterations by up to 2" in text and "unconverged EP runs by up to 1" in text
+    only_counts = platforms.platform_text(kernels, {"gpor": {"em_iterations": 1.0}}, {})
+    assert "the largest" not in only_counts and "EM iterations by up to 1" in only_counts

@@ -214,15 +214,25 @@ def record_section(name: str, results: Path, cells_sha256: dict[str, str]) -> di
             "text": platform_text(kernels, moved, changes)}
 
 
+#: metrics that count steps of a solver rather than measure a prediction: named apart in the text
+COUNTS = {"em_iterations": "EM iterations", "ep_unconverged": "unconverged EP runs"}
+
+
 def platform_text(kernels: dict, moved: dict, changes: dict) -> str:
     n = max(k["cells"] for k in kernels.values())
     names = ", ".join(sorted(kernels))
     if not moved:
         head = f"{n} cell(s) recomputed under {names}: every value bit-identical"
     else:
-        worst = max((a, c, m) for c, ms in moved.items() for m, a in ms.items())
-        head = (f"{n} cell(s) recomputed under {names}: {len(moved)} move(s), the largest {worst[0]:.2g} "
-                f"({worst[2]} of {worst[1]})")
+        # a count (EM iterations, unconverged EP runs) is named apart: its move is not a metric's
+        values = [(a, c, m) for c, ms in moved.items() for m, a in ms.items() if m not in COUNTS]
+        counts = [(a, c, m) for c, ms in moved.items() for m, a in ms.items() if m in COUNTS]
+        head = f"{n} cell(s) recomputed under {names}: {len(moved)} move(s)"
+        if values:
+            worst = max(values)
+            head += f", the largest {worst[0]:.2g} ({worst[2]} of {worst[1]})"
+        for m in sorted({m for _, _, m in counts}):
+            head += f"; {COUNTS[m]} by up to {max(a for a, _, k in counts if k == m):g}"
     if changes:
         return head + "; DEPENDS ON THE PLATFORM: " + "; ".join(f"under {k}: {', '.join(v[:3])}" for k, v in changes.items())
     return head + "; no verdict, claim or diagnosis label changes"
