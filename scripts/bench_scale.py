@@ -506,6 +506,16 @@ def best_summary(runs: list[dict]) -> dict:
                      "best_index": stats("best_index"), "steps": mine[0]["steps"],
                      "test_ndcg10_fold_mean": [min(seed_means), max(seed_means)],
                      "n_folds": len({r["fold"] for r in mine})}
+        if "lightgbm_ndcg10_best_step" in mine[0]:
+            # had LightGBM picked its tree by its own ndcg@10
+            own = {}
+            for r in mine:
+                own.setdefault(r["seed"], []).append(r["lightgbm_ndcg10_test_ndcg10"])
+            own_means = [float(np.mean(v)) for v in own.values()]
+            out[name]["lightgbm_ndcg10"] = {
+                "other_pick": sum(r["lightgbm_ndcg10_best_step"] != r["best_step"] for r in mine),
+                "max_abs_diff_valid": max(r["max_abs_diff_lightgbm_vs_project_valid_ndcg10"] for r in mine),
+                "test_ndcg10_fold_mean": [min(own_means), max(own_means)]}
     return out
 
 
@@ -715,7 +725,8 @@ def main() -> None:
                     help="with --merge: the other run's curves replace those --out has (and a run of --out whose "
                          "curves are all replaced is dropped from its runs)")
     ap.add_argument("--reanalyse", action="store_true",
-                    help="measure nothing: recompute the bends, the peers and the figures from --out's points")
+                    help="measure nothing: recompute the bends, the peers, the figures and the time-to-best summary "
+                         "from --out's points and runs")
     ap.add_argument("--point", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.point:
@@ -755,6 +766,8 @@ def main() -> None:
     if a.reanalyse:
         record = json.loads(a.out.read_text())
         record["bends"], record["peers"] = bends(record["points"]), peers(record["points"])
+        if record.get("time_to_best"):
+            record["time_to_best"]["summary"] = best_summary(record["time_to_best"]["runs"])
         runs = record.get("runs") or [record]
         record["figures"] = figures(record["points"], a.figures, {
             "date": ", ".join(dict.fromkeys(r["date"] for r in runs)),
