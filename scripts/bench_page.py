@@ -325,9 +325,8 @@ def time_to_best_section(t: dict) -> list[str]:
     out = ["### Time to the best validation step on LETOR 2.0 OHSUMED", "",
            f"The same run ({t['date']}, `{t['commit']}`), on the folds the Elsas et al. experiments use ({t['data']}; "
            f"folds {folds}; seeds {seeds}, RankBoost, which draws nothing, once per fold). Each learner as the "
-           "Table 4 experiments set it (committee perceptron A: 30 members, 100 iterations, alpha 0.85; Ranking "
-           "SVM: C from 1e-4 to 1; RankBoost: 300 rounds), LightGBM's lambdarank as the project's LambdaMART row "
-           "sets it and with (b)'s settings. Every learner evaluates validation NDCG@10 (the project's, LETOR's "
+           "Table 4 experiments set it, LambdaMART as the project's extra row of them, and LightGBM also with "
+           f"(b)'s settings ({_settings(t['learners'])}). Every learner evaluates validation NDCG@10 (the project's, LETOR's "
            "conventions; LightGBM through its eval metric) after every step; the step picked is the first best on "
            "validation, as the LETOR protocol picks it. CPU seconds from the start of the fit to the end of that "
            "step, its validation evaluation and those before included (min / median / max over folds and seeds); "
@@ -338,7 +337,7 @@ def time_to_best_section(t: dict) -> list[str]:
            "| whole schedule | test NDCG@10, mean over the folds |",
            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in t["summary"].items():
-        out.append(f"| {r['label']} | {r['n_runs']} | {r['steps']} | {_span(r['best_index'])} | "
+        out.append(f"| {r['label']} | {r['n_runs']} | {r['steps']} | {_span(r['best_index'], '{:g}'.format)} | "
                    f"{_span(r['seconds_to_best'])} | {_num(r['train_seconds_to_best'][1])} | "
                    f"{_num(r['seconds_total'][1])} | {_range(r['test_ndcg10_fold_mean'], f4)} |")
     first = t["folds"][0]
@@ -350,19 +349,42 @@ def time_to_best_section(t: dict) -> list[str]:
         out.append(f"| {r['label']} | {'-' if r['seed'] is None else r['seed']} | {r['best_step']:g} | {r['steps']} | "
                    f"{_num(r['seconds_to_best'])} | {_num(r['train_seconds_to_best'])} | {_num(r['seconds_total'])} | "
                    f"{f4(r['valid_ndcg10'])} | {f4(r['test_ndcg10'])} |")
-    own = [(r["label"], r["lightgbm_ndcg10"]) for r in t["summary"].values() if "lightgbm_ndcg10" in r]
+    own = [(SHORT.get(k, r["label"]), r["n_runs"], r["lightgbm_ndcg10"]) for k, r in t["summary"].items()
+           if "lightgbm_ndcg10" in r]
+    out += ["", "The Ranking SVM's step is its value of C; the others' an iteration, a round or a tree."]
     if own:
-        out += ["", "The Ranking SVM's step is its value of C; the others' an iteration, a round or a tree. LightGBM's "
-                "own ndcg@10 (`eval_at=[10]`, recorded in the same runs) discounts rank i by 1 / log2(i + 1), "
-                "LETOR's evaluation tool by 1 at ranks 1 and 2 and 1 / log2(i) after; on validation they differ by "
-                "up to " + " and ".join(f"{_num(o['max_abs_diff_valid'])} ({label})" for label, o in own)
-                + ", and picking by it would have taken another tree in "
-                + " and ".join(f"{o['other_pick']} of {t['summary'][k]['n_runs']} runs ({label}; test NDCG@10 then "
-                               f"{_range(o['test_ndcg10_fold_mean'], f4)})"
-                               for k, (label, o) in zip([k for k, r in t["summary"].items() if "lightgbm_ndcg10" in r],
-                                                        own))
-                + ": the picks above are by the project's NDCG@10."]
+        out[-1] += (" LightGBM's own ndcg@10 (`eval_at=[10]`, recorded in the same runs) discounts rank i by "
+                    "1 / log2(i + 1), LETOR's evaluation tool by 1 at ranks 1 and 2 and 1 / log2(i) after; on "
+                    "validation the two differ by up to " + " and ".join(
+                        f"{_num(o['max_abs_diff_valid'])} ({label})" for label, _, o in own)
+                    + ", and picking by LightGBM's would have taken another tree in " + " and ".join(
+                        f"{o['other_pick']} of {n} runs ({label}; test NDCG@10, mean over the folds, then "
+                        f"{_range(o['test_ndcg10_fold_mean'], f4)})" for label, n, o in own)
+                    + ": the picks above are by the project's NDCG@10.")
     return out + [""]
+
+
+#: short names of the two LightGBM settings of the time-to-best section
+SHORT = {"lambdamart": "the LambdaMART settings", "lgbm_lambdarank": "(b)'s settings"}
+
+
+def _settings(learners: dict) -> str:
+    """The learners' settings as the record holds them."""
+    out = []
+    for name, s in learners.items():
+        p = s["params"]
+        if s["kind"] == "perceptron":
+            out.append(f"{s['label']}: {p['committee']} members, {p['n_iter']} iterations, alpha {p['alpha']}")
+        elif s["kind"] == "ranksvm":
+            out.append(f"{s['label']}: C in {', '.join(f'{c:g}' for c in p['C_grid'])}, at most {p['max_pass']} "
+                       "passes")
+        elif s["kind"] == "rankboost":
+            out.append(f"{s['label']}: {p['n_rounds']} rounds")
+        else:
+            out.append(f"LightGBM's lambdarank with {SHORT.get(name, name)}: {p['n_estimators']} trees"
+                       + (f", learning rate {p['learning_rate']}, {p['num_leaves']} leaves, deterministic"
+                          if "learning_rate" in p else ", LightGBM's defaults otherwise") + ", one thread")
+    return "; ".join(out)
 
 
 def render(recs: dict[str, dict]) -> str:
