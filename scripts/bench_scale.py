@@ -11,7 +11,15 @@ instead; writes docs/bench/scale.json and the figures docs/figures/bench/scale_*
     trees, otherwise LightGBM's defaults, one thread) on a generated set shaped like MSLR-WEB30K
     (136 features, 61-183 documents per query, 122 on average, grades 0-4 in MSLR-like
     proportions from a random linear model plus noise), at growing numbers of queries: fit CPU
-    seconds and the peak resident memory of a process per point;
+    seconds and the peak resident memory of a process per point.  Like for like, both ways: every
+    learner evaluating validation NDCG@10 (the project's, LETOR's conventions) after every step and
+    keeping the best step (the project's ``fit(..., eval_set=...)``; LightGBM with the validation set
+    and that NDCG@10 as its eval metric, its best tree kept), and every learner training its whole
+    schedule with no evaluation on the way;
+(b') the CPU time to the step that is best on validation, on LETOR 2.0 OHSUMED (the folds of the
+    Elsas et al. experiments; ``make data``): the same learners as the Table 4 experiments set them,
+    and LightGBM's lambdarank with the project's LambdaMART settings and with (b)'s, over folds and
+    seeds, with the test NDCG@10 at that step (part of --only letor);
 (c) the collaborative GP models (GPR, CGPR, GPOR, CGPOR) against the number of users and of
     training items, on a generated problem (a cosine kernel of random item features; each user's
     ranks cut from a latent draw of the GP at the rated items, 40% of the training items rated),
@@ -29,6 +37,7 @@ shared: its load average at the start and end is recorded.
     python scripts/bench_scale.py --quick    # ~1 minute, tiny sizes (tests/test_bench_scale.py)
     python scripts/bench_scale.py --resume   # after a stop: keeps the curves docs/bench/scale.json holds
     python scripts/bench_scale.py --only gp --out /tmp/gp.json && python scripts/bench_scale.py --merge /tmp/gp.json
+    python scripts/bench_scale.py --only letor --out /tmp/l.json && python scripts/bench_scale.py --merge /tmp/l.json --replace
 """
 
 from __future__ import annotations
@@ -66,6 +75,12 @@ LETOR_LEARNERS = {
 }
 LETOR_LABELS = {"committee_a": "committee perceptron A", "ranksvm": "Ranking SVM", "rankboost": "RankBoost",
                 "lgbm_lambdarank": "LightGBM lambdarank (peer)"}
+#: what (b) times, said in its record
+LETOR_COMPARISON = ("like for like, both ways: `seconds`, every learner evaluating validation NDCG@10 (the project's "
+                    "per_query) after every step and keeping the best step (the project's fit(..., eval_set=...); "
+                    "LightGBM's LGBMRanker.fit with the validation set, that NDCG@10 as its only eval metric and the "
+                    "best tree kept); `seconds_no_eval`, every learner training its whole schedule with no "
+                    "evaluation (the perceptron's committee weighted once at the end)")
 GP_MODELS = {"gpr": ("gaussian", False, 0.1), "cgpr": ("gaussian", True, 0.1),
              "gpor": ("ordinal", False, 1.0), "cgpor": ("ordinal", True, 1.0)}
 GP_LABELS = {"gpr": "GPR", "cgpr": "CGPR", "gpor": "GPOR", "cgpor": "CGPOR"}
@@ -195,17 +210,27 @@ def _online_state_mb(spec: dict, params: dict) -> float:
 
 
 def _letor_point(spec: dict) -> dict:
+    """Both ways, like for like: ``seconds``, every learner evaluating validation NDCG@10 after each
+    step and keeping the best step (the project's ``fit(..., eval_set=...)``; LightGBM's ``fit`` with
+    ``eval_set``, ``eval_at=[10]`` and its best iteration kept); ``seconds_no_eval``, every learner
+    training its whole schedule with no evaluation on the way (:func:`train_only`)."""
     X, y, q = letor_set(spec["n_queries"], seed=0)
     Xv, yv, qv = letor_set(spec.get("n_val", 30), seed=1)
     data_mb = rss_mb()
     kind, params = LETOR_LEARNERS[spec["learner"]]
+    out = {}
     if kind == "lightgbm":
         import lightgbm
 
         groups = np.unique(q, return_counts=True)[1]
 
         def fit():
-            lightgbm.LGBMRanker(**params).fit(X, y, group=groups)
+            # validation NDCG@10 after every tree, the project's (its only metric), and the best tree kept:
+            # an early stop that never stops (patience = every tree) keeps the first best, as fit does
+            m = lightgbm.LGBMRanker(**params, metric="None")
+            m.fit(X, y, group=groups, **lightgbm_eval(Xv, yv, qv), eval_metric=project_ndcg10(qv),
+                  callbacks=[lightgbm.early_stopping(params["n_estimators"], verbose=False)])
+            out["best_step"] = int(m.best_iteration_)
     else:
         from rankrepro.algorithms.rankers import RANKERS, _warm_up
 
@@ -216,13 +241,74 @@ def _letor_point(spec: dict) -> dict:
             X[:300], y[:300], qid=q[:300], eval_set=(Xv, yv, qv))  # compile the rest before the clock
 
         def fit():
-            RANKERS[kind](**params).fit(X, y, qid=q, eval_set=(Xv, yv, qv))
+            r = RANKERS[kind](**params).fit(X, y, qid=q, eval_set=(Xv, yv, qv))
+            out["best_step"] = float(r.best_step_)
     c, w, r = best_cpu(fit, max_repeats=spec.get("max_repeats", 3))
+    c0, w0, r0 = best_cpu(lambda: train_only(kind, params, X, y, q, (Xv, yv, qv)), max_repeats=spec.get("max_repeats", 3))
     pairs = n_pairs(y, q)
     peak = rss_mb()
-    return {"seconds": c, "wall_s": w, "repeats": r, "documents": int(X.shape[0]), "pairs": pairs,
+    return {"seconds": c, "wall_s": w, "repeats": r, "seconds_no_eval": c0, "wall_no_eval_s": w0, "repeats_no_eval": r0,
+            "best_step": out["best_step"], "documents": int(X.shape[0]), "pairs": pairs,
             "data_mb": X.nbytes / 2**20, "rss_before_fit_mb": data_mb, "peak_rss_mb": peak,
             "fit_memory_mb": peak - data_mb, "pair_matrix_mb": pairs * X.shape[1] * 8 / 2**20}
+
+
+def project_ndcg10(qid: np.ndarray):
+    """The project's validation NDCG@10 (LETOR's conventions: ``rankrepro.metrics.per_query``, what
+    the project's ``fit(..., eval_set=...)`` picks its step by) as a LightGBM eval metric for the
+    validation set whose query ids are ``qid``.  LightGBM's own ndcg@10 discounts rank i by
+    1 / log2(i + 1), LETOR's evaluation tool by 1 for ranks 1 and 2 and 1 / log2(i) after: they
+    differ, and may pick another tree."""
+    from rankrepro.metrics import per_query
+
+    def metric(y_true, y_pred, weight=None, group=None):
+        return "project_ndcg@10", float(per_query(y_pred, y_true, qid, ("ndcg@10",))["ndcg@10"].mean()), True
+
+    return metric
+
+
+def lightgbm_eval(Xv, yv, qv) -> dict:
+    """LGBMRanker.fit's keywords for a validation set (``eval_X``/``eval_y`` where LightGBM has them,
+    ``eval_set`` before 4.7)."""
+    import inspect
+
+    import lightgbm
+
+    gv = np.unique(qv, return_counts=True)[1]
+    if "eval_X" in inspect.signature(lightgbm.LGBMRanker.fit).parameters:
+        return {"eval_X": (Xv,), "eval_y": (yv,), "eval_group": [gv]}
+    return {"eval_set": [(Xv, yv)], "eval_group": [gv]}
+
+
+def train_only(kind: str, params: dict, X, y, q, val, on_step=None) -> None:
+    """Train ``kind`` (a LETOR_LEARNERS kind, or "lambdamart": the project's LambdaMART settings)
+    through its whole schedule with no evaluation on the way: the perceptron's passes (its committee
+    then weighted once, on ``val``: what the committee needs), the Ranking SVM at every C of its
+    grid, RankBoost's rounds, LightGBM's trees without an eval_set.  ``on_step()`` is called after
+    every step (LightGBM: every tree), for a clock."""
+    tick = on_step or (lambda: None)
+    if kind in ("lightgbm", "lambdamart"):
+        import lightgbm
+
+        order = np.argsort(q, kind="stable")
+        groups = np.unique(q[order], return_counts=True)[1]
+        lightgbm.LGBMRanker(**params).fit(X[order], y[order], group=groups, callbacks=[lambda env: tick()])
+        return
+    from rankrepro.algorithms.pairwise import PairwisePerceptron, mean_ndcg_columns
+    from rankrepro.algorithms.rankers import RANKERS
+
+    if kind == "perceptron":
+        keys = ("n_iter", "committee", "alpha", "alpha_iterations", "order", "seed")
+        p = PairwisePerceptron(**{k: params[k] for k in keys if k in params})
+        p.start(X, y, q)
+        for _ in range(p.n_iter):
+            p.partial_fit_iteration()
+            tick()
+        W, _ = p.members()
+        mean_ndcg_columns(val[0] @ W.T, val[1], val[2], 10)
+        return
+    for _ in RANKERS[kind](**params).iterate(X, y, q, []):
+        tick()
 
 
 def _gp_point(spec: dict) -> dict:
@@ -236,6 +322,201 @@ def _gp_point(spec: dict) -> dict:
     rated = (Y[:, train] > 0).sum(axis=1)
     return {"seconds": c, "wall_s": w, "repeats": r, "rated_per_user": float(rated.mean()),
             "sum_rated_cubed": float((rated.astype(np.float64) ** 3).sum()), "kernel_mb": K.nbytes / 2**20}
+
+
+# ---------------------------------------------------------------------------------------
+# time to the best validation step on LETOR 2.0 OHSUMED
+# ---------------------------------------------------------------------------------------
+def time_to_best(trace: list, train_seconds: list | None = None) -> dict:
+    """From one run's trace, a (step, cpu_s, valid, test) per step in order (cpu_s: CPU seconds
+    from the start of the fit to the end of the step, its validation evaluation included; valid and
+    test: the step's validation and test NDCG@10): the first step with the largest validation score
+    (as the LETOR protocol picks it), the CPU seconds it took to get there, its test score, and the
+    whole run's.  ``train_seconds``: the cumulative CPU seconds of the same steps trained with no
+    evaluation (another run), read at the same step."""
+    if not trace:
+        raise ValueError("an empty trace")
+    best = 0
+    for i, t in enumerate(trace):
+        if t[2] > trace[best][2]:
+            best = i
+    step, cpu, valid, test = trace[best]
+    out = {"best_step": step, "best_index": best + 1, "steps": len(trace), "seconds_to_best": cpu,
+           "seconds_total": trace[-1][1], "valid_ndcg10": valid, "test_ndcg10": test,
+           "test_ndcg10_last": trace[-1][3]}
+    if train_seconds is not None:
+        if len(train_seconds) != len(trace):
+            raise ValueError(f"{len(train_seconds)} training times for {len(trace)} steps")
+        out["train_seconds_to_best"], out["train_seconds_total"] = train_seconds[best], train_seconds[-1]
+    return out
+
+
+#: LETOR 2.0 OHSUMED as the Elsas et al. experiments read it (``make data``)
+OHSUMED = ROOT / "data" / "processed" / "letor2-ohsumed" / "data.npz"
+#: the learners timed to their best validation step: the project's as the Table 4 experiments set them
+#: (config/experiment/elsas2008/_table4_common.yaml), LightGBM's lambdarank as the project's LambdaMART row
+#: sets it (300 trees, learning rate 0.05, 15 leaves, one thread, deterministic) and as (b)'s peer
+BEST_LEARNERS = {
+    "committee_a": LETOR_LEARNERS["committee_a"],
+    "ranksvm": LETOR_LEARNERS["ranksvm"],
+    "rankboost": LETOR_LEARNERS["rankboost"],
+    "lambdamart": ("lambdamart", {"objective": "lambdarank", "n_estimators": 300, "learning_rate": 0.05,
+                                  "num_leaves": 15, "n_jobs": 1, "verbose": -1, "deterministic": True,
+                                  "force_row_wise": True, "random_state": 0}),
+    "lgbm_lambdarank": LETOR_LEARNERS["lgbm_lambdarank"],
+}
+BEST_LABELS = {**LETOR_LABELS, "lambdamart": "LightGBM lambdarank, the project's LambdaMART settings",
+               "lgbm_lambdarank": "LightGBM lambdarank, (b)'s settings (LightGBM's defaults, 100 trees)"}
+#: learners whose fit draws nothing (one run per fold; the others one per seed)
+DETERMINISTIC = ("rankboost",)
+
+
+def _ndcg10(scores, part) -> float:
+    from rankrepro.metrics import per_query
+
+    return float(per_query(scores, part.y, part.qid, ("ndcg@10",))["ndcg@10"].mean())
+
+
+def _with_seed(kind: str, params: dict, seed: int) -> dict:
+    if kind in ("lightgbm", "lambdamart"):
+        return {**params, "random_state": seed}
+    return {**params, "seed": seed} if "seed" in params else dict(params)
+
+
+def project_trace(kind: str, params: dict, fold) -> list:
+    """The project's learner through ``iterate`` as ``fit(..., eval_set=valid)`` runs it: the clock
+    counts each step and its validation NDCG@10 (what picking the best step costs); the test score of
+    every step is computed off the clock from the step's model."""
+    from rankrepro.algorithms.rankers import RANKERS
+
+    tr, va, te = fold.train, fold.valid, fold.test
+    ranker = RANKERS[kind](**params)
+    trace, cpu = [], 0.0
+    it = ranker.iterate(tr.X, tr.y, tr.qid, [(va.X, va.y, va.qid)])
+    while True:
+        c0 = time.process_time()
+        try:
+            step, (s_val,) = next(it)
+        except StopIteration:
+            break
+        v = _ndcg10(s_val, va)
+        cpu += time.process_time() - c0
+        trace.append((float(step), cpu, v, _ndcg10(ranker._score_with(ranker._snapshot(), te.X, te.qid), te)))
+    return trace
+
+
+def lightgbm_trace(params: dict, fold) -> tuple[list, dict]:
+    """LightGBM's ``LGBMRanker`` evaluating validation after every tree with the project's NDCG@10
+    (:func:`project_ndcg10`, the step picked as the project's learners pick theirs) and its own
+    ndcg@10 (``eval_at=[10]``, compiled: recorded to compare the picks): the clock runs from the start
+    of the fit (its binning included) to the end of each tree's evaluation (a callback after it);
+    each tree's test score is computed off the clock afterwards."""
+    import lightgbm
+
+    tr, va, te = fold.train, fold.valid, fold.test
+    groups = np.unique(tr.qid, return_counts=True)[1]
+    clock = []
+
+    def tick(env):
+        res = {r[1]: r[2] for r in env.evaluation_result_list}
+        clock.append((time.process_time() - c0, res["project_ndcg@10"], res["ndcg@10"]))
+
+    model = lightgbm.LGBMRanker(**params)
+    c0 = time.process_time()
+    model.fit(tr.X, tr.y, group=groups, **lightgbm_eval(va.X, va.y, va.qid), eval_at=[10],
+              eval_metric=project_ndcg10(va.qid), callbacks=[tick])
+    trace = [(float(t), cpu, float(v), _ndcg10(model.booster_.predict(te.X, num_iteration=t), te))
+             for t, (cpu, v, _) in enumerate(clock, 1)]
+    theirs = time_to_best([(s, c, lg, t) for (s, c, _, t), (_, _, lg) in zip(trace, clock)])
+    check = {"lightgbm_ndcg10_best_step": theirs["best_step"], "lightgbm_ndcg10_test_ndcg10": theirs["test_ndcg10"],
+             "max_abs_diff_lightgbm_vs_project_valid_ndcg10": float(max(abs(a[1] - a[2]) for a in clock))}
+    return trace, check
+
+
+def train_trace(kind: str, params: dict, fold) -> list[float]:
+    """The cumulative CPU seconds of every step of :func:`train_only` on the fold's training part."""
+    tr, va = fold.train, fold.valid
+    marks = []
+    c0 = time.process_time()
+    train_only(kind, params, tr.X, tr.y, tr.qid, (va.X, va.y, va.qid),
+               on_step=lambda: marks.append(time.process_time() - c0))
+    return marks
+
+
+def ohsumed_time_to_best(folds: list[int], seeds: list[int], log, quick: bool = False) -> dict:
+    """For every learner of BEST_LEARNERS, fold and seed: :func:`time_to_best` of a run evaluating
+    validation NDCG@10 after every step, with the training-only time of another run read at the same
+    step.  ``quick``: the schedules cut to a few steps (for the test)."""
+    from rankrepro.algorithms.rankers import RANKERS, _warm_up
+    from rankrepro.data.letor import letor_fold
+
+    learners = {k: (kind, dict(p)) for k, (kind, p) in BEST_LEARNERS.items()}
+    if quick:
+        cut = {"n_iter": 3, "n_rounds": 5, "n_estimators": 5, "C_grid": [0.001, 0.01], "max_pass": 20}
+        learners = {k: (kind, {**p, **{c: v for c, v in cut.items() if c in p}}) for k, (kind, p) in learners.items()}
+    _warm_up()
+    runs = []
+    for fold_no in folds:
+        fold = letor_fold(fold_no, data_path=str(OHSUMED))
+        for name, (kind, params) in learners.items():
+            if kind not in ("lightgbm", "lambdamart"):  # compile (or load) the kernels before the clock
+                small = {"n_iter": 1, "n_rounds": 1, "C_grid": [1.0], "max_pass": 1}
+                RANKERS[kind](**{**params, **{c: v for c, v in small.items() if c in params}}).fit(
+                    fold.train.X[:300], fold.train.y[:300], qid=fold.train.qid[:300],
+                    eval_set=(fold.valid.X, fold.valid.y, fold.valid.qid))
+            for seed in seeds[:1] if name in DETERMINISTIC else seeds:
+                p = _with_seed(kind, params, seed)
+                check = {}
+                if kind in ("lightgbm", "lambdamart"):
+                    trace, check = lightgbm_trace(p, fold)
+                else:
+                    trace = project_trace(kind, p, fold)
+                row = {"learner": name, "label": BEST_LABELS[name], "fold": fold_no,
+                       "seed": None if name in DETERMINISTIC else seed,
+                       **time_to_best(trace, train_trace(kind, p, fold)), **check}
+                runs.append(row)
+                log(f"  OHSUMED fold {fold_no} {name} seed {seed}: best step {row['best_step']:g} "
+                    f"({row['best_index']}/{row['steps']}) at {row['seconds_to_best']:.2f} CPU s "
+                    f"(training alone {row['train_seconds_to_best']:.2f} s; whole run {row['seconds_total']:.2f} s), "
+                    f"test NDCG@10 {row['test_ndcg10']:.4f}")
+    return {"data": "LETOR 2.0 OHSUMED (data/processed/letor2-ohsumed)", "folds": folds, "seeds": seeds,
+            "quick": quick, "learners": {k: {"kind": kind, "params": p, "label": BEST_LABELS[k]}
+                                         for k, (kind, p) in learners.items()},
+            "runs": runs, "summary": best_summary(runs)}
+
+
+def best_summary(runs: list[dict]) -> dict:
+    """Per learner: the CPU seconds to the best step (min, median, max over folds and seeds), with and
+    without the validation evaluations; the whole run's; and per seed the mean over the folds of the
+    test NDCG@10 at the best step (min and max over the seeds)."""
+    out = {}
+    for name in dict.fromkeys(r["learner"] for r in runs):
+        mine = [r for r in runs if r["learner"] == name]
+        by_seed = {}
+        for r in mine:
+            by_seed.setdefault(r["seed"], []).append(r["test_ndcg10"])
+
+        def stats(key):
+            v = [r[key] for r in mine if r.get(key) is not None]
+            return [min(v), float(np.median(v)), max(v)] if v else None
+
+        seed_means = [float(np.mean(v)) for v in by_seed.values()]
+        out[name] = {"label": mine[0]["label"], "n_runs": len(mine), "seconds_to_best": stats("seconds_to_best"),
+                     "train_seconds_to_best": stats("train_seconds_to_best"), "seconds_total": stats("seconds_total"),
+                     "best_index": stats("best_index"), "steps": mine[0]["steps"],
+                     "test_ndcg10_fold_mean": [min(seed_means), max(seed_means)],
+                     "n_folds": len({r["fold"] for r in mine})}
+        if "lightgbm_ndcg10_best_step" in mine[0]:
+            # had LightGBM picked its tree by its own ndcg@10
+            own = {}
+            for r in mine:
+                own.setdefault(r["seed"], []).append(r["lightgbm_ndcg10_test_ndcg10"])
+            own_means = [float(np.mean(v)) for v in own.values()]
+            out[name]["lightgbm_ndcg10"] = {
+                "other_pick": sum(r["lightgbm_ndcg10_best_step"] != r["best_step"] for r in mine),
+                "max_abs_diff_valid": max(r["max_abs_diff_lightgbm_vs_project_valid_ndcg10"] for r in mine),
+                "test_ndcg10_fold_mean": [min(own_means), max(own_means)]}
+    return out
 
 
 def run_child(spec: dict, cpu_limit: float, wall_limit: float = 3600.0) -> dict:
@@ -297,7 +578,8 @@ def sweep(curve: str, what: str, learner: str, label: str, xkey: str, sizes: lis
             log(f"  {curve} {learner} {xkey}={x}: skipped (predicted {m_pred:.0f} MB)")
             break
         if child:
-            out = run_child(spec, cpu_limit=1.5 * cap + 20)
+            # a LETOR point fits twice (with and without the per-step evaluation)
+            out = run_child(spec, cpu_limit=(2.5 if curve == "letor" else 1.5) * cap + 20)
         else:
             out = run_point(spec)
         if "error" in out:
@@ -337,14 +619,17 @@ def bends(points: list[dict]) -> dict:
 
 
 def peers(points: list[dict]) -> list[dict]:
-    """Each LETOR learner against LightGBM at every size both ran: CPU time and the fit's memory
-    (peak minus the data's) as ratios."""
+    """Each LETOR learner against LightGBM at every size both ran: CPU time (with the per-step
+    validation evaluation, and without where measured) and the fit's memory (peak minus the data's)
+    as ratios."""
     lg = {p["size"]: p for p in points if p["curve"] == "letor" and p["learner"] == "lgbm_lambdarank"}
     out = []
     for p in points:
         if p["curve"] == "letor" and p["learner"] != "lgbm_lambdarank" and p["size"] in lg:
             q = lg[p["size"]]
             row = {"learner": p["learner"], "size": p["size"], "time_ratio": p["seconds"] / q["seconds"]}
+            if p.get("seconds_no_eval") and q.get("seconds_no_eval"):
+                row["time_ratio_no_eval"] = p["seconds_no_eval"] / q["seconds_no_eval"]
             if p.get("fit_memory_mb") and q.get("fit_memory_mb", 0) > 0:
                 row["fit_memory_ratio"] = p["fit_memory_mb"] / q["fit_memory_mb"]
             out.append(row)
@@ -428,13 +713,20 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="at most this many repeats per point (the minimum is kept)")
     ap.add_argument("--letor-queries", help="comma-separated numbers of training queries (default: "
                                             "10,20,40,100,300,1000,3000,10000,31000)")
+    ap.add_argument("--ohsumed-folds", default="1,2,3,4,5",
+                    help="LETOR 2.0 OHSUMED folds of the time to the best validation step (part letor)")
+    ap.add_argument("--ohsumed-seeds", default="0,1,2", help="the learners' seeds there")
     ap.add_argument("--resume", action="store_true",
                     help="keep the curves --out already holds (a run stopped midway; the same settings) and run the rest")
     ap.add_argument("--merge", type=Path, metavar="OTHER_JSON",
                     help="measure nothing: add the curves of another run with the same settings (e.g. --only gp run "
                          "beside) that --out lacks, then --reanalyse")
+    ap.add_argument("--replace", action="store_true",
+                    help="with --merge: the other run's curves replace those --out has (and a run of --out whose "
+                         "curves are all replaced is dropped from its runs)")
     ap.add_argument("--reanalyse", action="store_true",
-                    help="measure nothing: recompute the bends, the peers and the figures from --out's points")
+                    help="measure nothing: recompute the bends, the peers, the figures and the time-to-best summary "
+                         "from --out's points and runs")
     ap.add_argument("--point", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.point:
@@ -446,15 +738,27 @@ def main() -> None:
         if other["settings"] != record["settings"] or other["quick"] != record["quick"]:
             raise SystemExit(f"--merge: {a.merge} was made with other settings")
         have = {tuple(k) for k in record["done"]}
+        if a.replace:
+            gone = {tuple(k) for k in other["done"]} & have
+            record["points"] = [p for p in record["points"] if (p["curve"], p["learner"]) not in gone]
+            record["skipped"] = [k for k in record["skipped"] if (k["curve"], k["learner"]) not in gone]
+            if ("time_to_best", "ohsumed") in gone:
+                record.pop("time_to_best", None)
+            have -= gone
+            kept = {c.split("_")[0] for c, _ in have}
+            record["runs"] = [r for r in record["runs"] if kept & set(r["settings"]["parts"])]
         take = [tuple(k) for k in other["done"] if tuple(k) not in have]
         record["points"] += [p for p in other["points"] if (p["curve"], p["learner"]) in take]
+        if ("time_to_best", "ohsumed") in take:
+            record["time_to_best"] = other["time_to_best"]
         record["skipped"] += [k for k in other["skipped"] if (k["curve"], k["learner"]) in take]
         record["done"] = sorted(have | set(take))
         record["runs"] += other["runs"]
         record["wall_s"] = sum(r["wall_s"] for r in record["runs"])
         # complete when every curve of a whole run is there (a run stopped after its last curve was saved is)
         expected = ({("online_width", x) for x in ONLINE_LEARNERS} | {("online_ensemble", "oap_bpm")}
-                    | {("letor", x) for x in LETOR_LEARNERS} | {(c, x) for c in ("gp_users", "gp_items") for x in GP_MODELS})
+                    | {("letor", x) for x in LETOR_LEARNERS} | {(c, x) for c in ("gp_users", "gp_items") for x in GP_MODELS}
+                    | {("time_to_best", "ohsumed")})
         record["complete"] = expected <= set(take) | have
         a.out.write_text(json.dumps(record, indent=1, sort_keys=False) + "\n")
         print(f"{a.out}: {len(take)} curves taken from {a.merge}")
@@ -462,6 +766,8 @@ def main() -> None:
     if a.reanalyse:
         record = json.loads(a.out.read_text())
         record["bends"], record["peers"] = bends(record["points"]), peers(record["points"])
+        if record.get("time_to_best"):
+            record["time_to_best"]["summary"] = best_summary(record["time_to_best"]["runs"])
         runs = record.get("runs") or [record]
         record["figures"] = figures(record["points"], a.figures, {
             "date": ", ".join(dict.fromkeys(r["date"] for r in runs)),
@@ -494,8 +800,13 @@ def main() -> None:
                 "gp_fixed_users": fixed_users, "cap_cpu_s": a.cap, "memory_budget_mb": a.memory_budget_mb,
                 "in_process": not child, "threads": 1}
     # what may differ between runs merged into one record (each run keeps its own in "runs")
+    ohsumed_folds = [1] if quick else [int(x) for x in a.ohsumed_folds.split(",")]
+    ohsumed_seeds = [0] if quick else [int(x) for x in a.ohsumed_seeds.split(",")]
     run_settings = {"cap_cpu_s": a.cap, "memory_budget_mb": a.memory_budget_mb, "max_repeats": max_repeats,
                     "letor_queries": queries, "parts": parts}
+    if "letor" in parts:
+        run_settings["letor_comparison"] = LETOR_COMPARISON
+        run_settings["ohsumed_folds"], run_settings["ohsumed_seeds"] = ohsumed_folds, ohsumed_seeds
     for k in ("cap_cpu_s", "memory_budget_mb"):
         settings.pop(k)
     previous = json.loads(a.out.read_text()) if a.resume and a.out.is_file() else None
@@ -508,6 +819,7 @@ def main() -> None:
     this_run = {**{k: full[k] for k in ("date", "commit", "machine", "load_average_start")}, "wall_s": 0.0,
                 "settings": run_settings}
     runs.append(this_run)
+    time_best = previous.get("time_to_best") if previous else None
 
     def record(complete: bool) -> dict:
         this_run["load_average_end"] = [round(v, 2) for v in os.getloadavg()]
@@ -523,7 +835,8 @@ def main() -> None:
             **full, "date": first["date"], "commit": first["commit"], "load_average_start": first["load_average_start"],
             "load_average_end": this_run["load_average_end"], "wall_s": sum(r["wall_s"] for r in runs),
             "runs": runs, "complete": complete, "settings": settings, "points": points, "skipped": skipped,
-            "done": sorted(done), "bends": bends(points), "peers": peers(points)}
+            "done": sorted(done), "bends": bends(points), "peers": peers(points),
+            **({"time_to_best": time_best} if time_best else {})}
 
     def save(complete: bool = False) -> dict:
         rec = record(complete)
@@ -558,6 +871,15 @@ def main() -> None:
             run("letor", learner, "fit time and peak memory against training queries", LETOR_LABELS[learner],
                 "n_queries", queries, {"n_val": 30 if not quick else 5}, child=True, cap=a.cap,
                 mem_budget_mb=a.memory_budget_mb, stamp=stamp, log=log, max_repeats=max_repeats)
+        if ("time_to_best", "ohsumed") in done:
+            log("  time to the best validation step on OHSUMED: kept (--resume)")
+        elif OHSUMED.is_file():
+            log("(b') LETOR 2.0 OHSUMED: CPU time to the best validation step")
+            time_best = {**ohsumed_time_to_best(ohsumed_folds, ohsumed_seeds, log, quick=quick), **stamp}
+            done.add(("time_to_best", "ohsumed"))
+            save()
+        else:
+            log(f"  time to the best validation step: skipped ({OHSUMED} missing: make data)")
     if "gp" in parts:
         log("(c) collaborative GP models")
         for learner in GP_MODELS:

@@ -115,3 +115,76 @@ def test_a_point_is_skipped_when_predicted_over_the_cap():
     assert m.predict_next(pts, "seconds", 40, "n") == pytest.approx(16.0)  # slope 2
     pts = [{"n": 10, "seconds": 1.0}, {"n": 20, "seconds": 1.2}]
     assert m.predict_next(pts, "seconds", 40, "n") == pytest.approx(2.4)  # slope at least 1
+
+
+def test_time_to_best_is_the_first_best_validation_step():
+    m = _module()
+    # (step, cumulative CPU s, validation NDCG@10, test NDCG@10)
+    trace = [(1, 0.1, 0.40, 0.30), (2, 0.2, 0.45, 0.33), (3, 0.35, 0.45, 0.36), (4, 0.5, 0.44, 0.37)]
+    r = m.time_to_best(trace, train_seconds=[0.05, 0.1, 0.15, 0.2])
+    # the first of the ties on validation, as the LETOR protocol picks it; its test score, not the best test score
+    assert (r["best_step"], r["best_index"], r["steps"]) == (2, 2, 4)
+    assert r["seconds_to_best"] == 0.2 and r["seconds_total"] == 0.5 and r["train_seconds_to_best"] == 0.1
+    assert r["valid_ndcg10"] == 0.45 and r["test_ndcg10"] == 0.33 and r["test_ndcg10_last"] == 0.37
+    assert r["train_seconds_total"] == 0.2
+    # a step named by its value (the Ranking SVM's C): the name is kept, the index counts the steps
+    r = m.time_to_best([(0.001, 0.3, 0.2, 0.1), (0.01, 0.5, 0.3, 0.2), (0.1, 0.9, 0.1, 0.3)])
+    assert (r["best_step"], r["best_index"], r["seconds_to_best"]) == (0.01, 2, 0.5) and "train_seconds_to_best" not in r
+    with pytest.raises(ValueError):
+        m.time_to_best([])
+    with pytest.raises(ValueError):
+        m.time_to_best(trace, train_seconds=[0.1])
+
+
+def test_best_summary_spans_folds_and_seeds():
+    m = _module()
+    runs = [{"learner": "a", "label": "A", "fold": f, "seed": s, "steps": 10, "best_index": f + s,
+             "seconds_to_best": 0.1 * (f + s), "train_seconds_to_best": 0.05 * (f + s), "seconds_total": 1.0,
+             "test_ndcg10": 0.3 + 0.01 * f + 0.1 * s} for f in (1, 2) for s in (0, 1)]
+    r = m.best_summary(runs)["a"]
+    assert r["n_runs"] == 4 and r["n_folds"] == 2 and r["steps"] == 10
+    assert r["seconds_to_best"] == pytest.approx([0.1, 0.2, 0.3])
+    assert r["best_index"] == pytest.approx([1, 2, 3])
+    # per seed the mean over the folds (0.315, 0.415), then its range over the seeds
+    assert r["test_ndcg10_fold_mean"] == pytest.approx([0.315, 0.415])
+
+
+def test_the_project_ndcg10_metric_for_lightgbm_is_the_projects():
+    m = _module()
+    from rankrepro.metrics import per_query
+
+    rng = np.random.default_rng(0)
+    q = np.repeat(np.arange(4), 12)
+    y, s = rng.integers(0, 3, q.size), rng.standard_normal(q.size)
+    name, value, higher = m.project_ndcg10(q)(y, s)
+    assert name == "project_ndcg@10" and higher
+    assert value == pytest.approx(per_query(s, y, q, ("ndcg@10",))["ndcg@10"].mean(), abs=0)
+
+
+def test_train_only_calls_back_after_every_step():
+    m = _module()
+    X, y, q = m.letor_set(3, seed=0)
+    Xv, yv, qv = m.letor_set(2, seed=1)
+    for kind, params, steps in (("perceptron", {"n_iter": 3, "committee": 2, "seed": 0}, 3),
+                                ("ranksvm", {"C_grid": [0.01, 0.1], "max_pass": 5, "seed": 0}, 2),
+                                ("rankboost", {"n_rounds": 4}, 4),
+                                ("lightgbm", {"objective": "lambdarank", "n_estimators": 5, "n_jobs": 1,
+                                              "verbose": -1}, 5)):
+        ticks = []
+        m.train_only(kind, params, X, y, q, (Xv, yv, qv), on_step=lambda: ticks.append(1))
+        assert len(ticks) == steps, kind
+
+
+@pytest.mark.long
+def test_the_time_to_best_on_ohsumed_is_recorded(quick):
+    r, _ = quick
+    if "time_to_best" not in r:
+        pytest.skip("LETOR 2.0 OHSUMED not processed here (make data)")
+    t = r["time_to_best"]
+    assert {x["learner"] for x in t["runs"]} == {"committee_a", "ranksvm", "rankboost", "lambdamart",
+                                                 "lgbm_lambdarank"}
+    for x in t["runs"]:
+        assert 1 <= x["best_index"] <= x["steps"] and 0 < x["seconds_to_best"] <= x["seconds_total"]
+        assert 0 <= x["test_ndcg10"] <= 1 and x["train_seconds_to_best"] > 0
+    assert set(t["summary"]) == {x["learner"] for x in t["runs"]}
+    assert ["time_to_best", "ohsumed"] in r["done"]
