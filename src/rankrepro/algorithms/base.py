@@ -221,18 +221,30 @@ def round_to_rank(score: np.ndarray, n_ranks: int) -> np.ndarray:
     return np.clip(r, 1, n_ranks).astype(np.int64)
 
 
+#: arrays from this size on are checked by a compiled pass (below) and, in fit_online, a dense
+#: X by the kernels themselves (OnlineRanker._kernel_state)
+_COMPILED_PASS = 1 << 16
+
+
 def _all_finite(a: np.ndarray) -> bool:
-    if a.size >= 1 << 16 and a.dtype == np.float64 and a.flags.c_contiguous:
+    if a.size >= _COMPILED_PASS and a.dtype == np.float64 and a.flags.c_contiguous:
         from ._rows import all_finite  # a compiled pass, no temporary array
 
         return bool(all_finite(a.reshape(-1).view(np.uint64)))
     return bool(np.all(np.isfinite(a)))
 
 
-def check_array(X: Any, owner: str, *, sparse_ok: bool = False, n_features: int | None = None):
+def _not_finite(owner: str) -> ValueError:
+    return ValueError(f"{owner}: input X contains NaN or infinity")
+
+
+def check_array(X: Any, owner: str, *, sparse_ok: bool = False, n_features: int | None = None,
+                finite: bool = True):
     """Input rows as a float64 2-D array (or canonical CSR when ``sparse_ok``), refused with a
     clear message when empty, complex, non-numeric, not 2-D, not finite, or of the wrong width
-    (``n_features``: the width seen in fit)."""
+    (``n_features``: the width seen in fit).  ``finite=False``: the values are not looked at
+    (the caller checks them later: :meth:`OnlineRanker.fit_online`), except before a refusal
+    of the width, which a non-finite X is refused before."""
     if X is None:
         raise ValueError(f"{owner}: X is None, expected a 2-D array of shape (n_samples, n_features)")
     if sparse.issparse(X):
@@ -258,9 +270,10 @@ def check_array(X: Any, owner: str, *, sparse_ok: bool = False, n_features: int 
         raise ValueError(f"{owner}: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
     if X.shape[1] == 0:
         raise ValueError(f"{owner}: found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
-    if not _all_finite(data):
-        raise ValueError(f"{owner}: input X contains NaN or infinity")
-    if n_features is not None and X.shape[1] != n_features:
+    wrong_width = n_features is not None and X.shape[1] != n_features
+    if (finite or wrong_width) and not _all_finite(data):
+        raise _not_finite(owner)
+    if wrong_width:
         raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting {n_features} features "
                          "as input")
     if sparse.issparse(X):
@@ -401,14 +414,24 @@ class OnlineRanker(Estimator):
     #: package's compiled kernels, ``_rows``), so fit_online converts nothing; False (the
     #: default, e.g. a learner of your own): ``_online`` is given CSR rows
     _dense_rows: ClassVar[bool] = False
+    #: with ``_dense_rows``: the state attributes ``_online`` changes in place (arrays, or a
+    #: numpy Generator whose draws it takes), when its kernels refuse a non-finite dense row
+    #: themselves (``_rows.NonFiniteRow``, raised before that round's update).  fit_online then
+    #: gives a large dense X to ``_online`` without a finiteness pass over it, and, when a row
+    #: is refused, puts these back as they were before the call (a learner fitted for the
+    #: first time by the call is left unfitted), so the refusal leaves the learner as the
+    #: pass before did.  None (the default, e.g. a learner of your own): X is checked first
+    _kernel_state: ClassVar[tuple[str, ...] | None] = None
 
     # -- inputs ---------------------------------------------------------------------
-    def _check_X(self, X: Any, dense: bool = False) -> sparse.csr_matrix | np.ndarray:
+    def _check_X(self, X: Any, dense: bool = False, finite: bool = True) -> sparse.csr_matrix | np.ndarray:
         """Dense or scipy-sparse input as canonical CSR rows (what the kernels iterate); with
         ``dense``, dense input as a C-ordered float64 array instead: a round then costs
         O(dimension), but so does the conversion to CSR, many times over (Fig. 7's rows, 17.5%
-        non-zero: 10x the dense loop's time); both give the same numbers."""
-        X = check_array(X, type(self).__name__, sparse_ok=True, n_features=getattr(self, "n_features_in_", None))
+        non-zero: 10x the dense loop's time); both give the same numbers.  ``finite=False``:
+        the values are not checked (:func:`check_array`)."""
+        X = check_array(X, type(self).__name__, sparse_ok=True, n_features=getattr(self, "n_features_in_", None),
+                        finite=finite)
         if sparse.issparse(X):
             return X
         if dense:
@@ -443,14 +466,65 @@ class OnlineRanker(Estimator):
     def fit_online(self, X: Any, y: Any) -> np.ndarray:
         """Run the online protocol over the rows of ``X``; return the prediction of each
         round, made before that round's update."""
-        if not hasattr(self, "n_features_in_"):
+        fresh = not hasattr(self, "n_features_in_")
+        if fresh:
             self._validate_params()  # before the ranks are checked against n_ranks
-        X = self._check_X(X, dense=self._dense_rows)
-        y = self._check_y(y, X.shape[0])
-        self._ensure_started(X)
-        preds = self._online(X, y)
+        # a large dense X goes to kernels that check its rows themselves (_kernel_state)
+        defer = self._dense_rows and self._kernel_state is not None
+        X = self._check_X(X, dense=self._dense_rows, finite=not defer)
+        if defer and (sparse.issparse(X) or X.size < _COMPILED_PASS):
+            defer = False
+            if not _all_finite(X.data if sparse.issparse(X) else X):
+                raise _not_finite(type(self).__name__)
+        if not defer:
+            y = self._check_y(y, X.shape[0])
+            self._ensure_started(X)
+            preds = self._online(X, y)
+        else:
+            preds = self._online_checked(X, y, fresh)
         self.n_rounds_ += X.shape[0]
         return preds
+
+    def _online_checked(self, X: np.ndarray, y: Any, fresh: bool) -> np.ndarray:
+        """``_online`` on a dense X whose values have not been checked; the kernels refuse a
+        non-finite row (``_rows.NonFiniteRow``), and the state is then put back as it was."""
+        from ._rows import NonFiniteRow
+
+        owner = type(self).__name__
+        try:
+            y = self._check_y(y, X.shape[0])
+        except ValueError:
+            if not _all_finite(X):  # X is refused before y, as check_array refuses it first
+                raise _not_finite(owner) from None
+            raise
+        self._ensure_started(X)
+        saved = None if fresh else self._save_kernel_state()
+        try:
+            return self._online(X, y)
+        except NonFiniteRow:
+            if fresh:
+                self._reset()
+            else:
+                self._restore_kernel_state(saved)
+            raise _not_finite(owner) from None
+
+    def _save_kernel_state(self) -> list[tuple[str, Any, Any]]:
+        saved = []
+        for name in self._kernel_state:
+            v = getattr(self, name)
+            if isinstance(v, np.random.Generator):
+                saved.append((name, v, v.bit_generator.state))
+            else:
+                saved.append((name, v, v.copy()))
+        return saved
+
+    def _restore_kernel_state(self, saved: list[tuple[str, Any, Any]]) -> None:
+        for name, v, kept in saved:
+            if isinstance(v, np.random.Generator):
+                v.bit_generator.state = kept
+            else:
+                v[...] = kept
+            setattr(self, name, v)
 
     def partial_fit(self, X: Any, y: Any) -> "OnlineRanker":
         self.fit_online(X, y)
