@@ -190,3 +190,17 @@ def test_non_finite_x_refused_before_the_rest(name):
         est.fit_online(np.hstack([Xbad, Xbad[:, :1]]), y)
     with pytest.raises(ValueError, match="features"):
         est.fit_online(np.hstack([X, X[:, :1]]), y)
+
+
+@pytest.mark.parametrize("name", ["prank", "mcp", "oap_bpm"])
+def test_many_ranks_checked_by_the_compiled_pass(name):
+    """Many int64 ranks are checked by one compiled pass (base.OnlineRanker._check_y) and
+    given to the kernels as they are; out of range they are refused with check_target's
+    message; other dtypes and layouts take check_target's path: the same predictions."""
+    X, y, _ = _bad_rows(np.nan)
+    for wrong, got in ((0, "0..4"), (5, "1..5")):
+        with pytest.raises(ValueError, match=rf"ranks must lie in 1..4, got {got}$"):
+            ONLINE[name](**_params(name)).fit_online(X, np.where(np.arange(len(y)) == 60_000, wrong, y))
+    ref = ONLINE[name](**_params(name)).fit_online(X, y)
+    for labels in (y.astype(np.int32), y.astype(float), np.repeat(y, 2)[::2]):
+        assert _same(ONLINE[name](**_params(name)).fit_online(X, labels), ref)

@@ -223,3 +223,11 @@ def all_finite(bits):
         bad += (bits[i] & _EXPONENT) == _EXPONENT
     return bad == 0
 
+
+@njit(cache=True, nogil=True)
+def all_in(a, low, high):
+    """Whether every integer of ``a`` lies in low..high: one vectorised pass, no temporary."""
+    bad = 0
+    for i in range(a.shape[0]):
+        bad += (a[i] < low) | (a[i] > high)
+    return bad == 0

@@ -222,7 +222,7 @@ def round_to_rank(score: np.ndarray, n_ranks: int) -> np.ndarray:
 
 
 #: arrays from this size on are checked by a compiled pass (below) and, in fit_online, a dense
-#: X by the kernels themselves (OnlineRanker._kernel_state)
+#: X by the kernels themselves (OnlineRanker._kernel_state) and integer ranks by a compiled pass
 _COMPILED_PASS = 1 << 16
 
 
@@ -439,6 +439,15 @@ class OnlineRanker(Estimator):
         return sparse.csr_matrix(X)
 
     def _check_y(self, y: Any, n: int) -> np.ndarray:
+        if (self._kernel_state is not None and isinstance(y, np.ndarray) and y.dtype == np.int64
+                and y.shape == (n,) and n >= _COMPILED_PASS and y.flags.c_contiguous and y.flags.writeable
+                and isinstance(self.n_ranks, Integral)):
+            # many integer ranks: one compiled pass, and the ranks as they are (the package's
+            # kernels only read them); else check_target's checks and int64 copy
+            from ._rows import all_in
+
+            if all_in(y, 1, int(self.n_ranks)):
+                return y
         return check_target(y, n, type(self).__name__, low=1, high=self.n_ranks)
 
     def _adjust_tags(self, tags) -> None:
