@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
+import weakref
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -342,6 +343,18 @@ class Estimator:
         names = cls._param_names()
         return {k: v for k, v in out.items() if k in names}
 
+    @classmethod
+    def _constraints_now(cls) -> dict[str, Any]:
+        """:meth:`constraints`, made once per class and kept while the class's ``__init__`` and
+        every ``_constraints`` on its path are the objects it was made from (an inspection of
+        the signature and the class hierarchy is most of a short fit's fixed cost)."""
+        key = (cls.__init__, tuple(c.__dict__.get("_constraints") for c in cls.__mro__))
+        kept = _CONSTRAINTS.get(cls)
+        if kept is None or kept[0] != key:
+            kept = (key, cls.constraints())
+            _CONSTRAINTS[cls] = kept
+        return kept[1]
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The hyperparameters (scikit-learn's protocol; there are no nested estimators, so
         ``deep`` changes nothing)."""
@@ -360,7 +373,7 @@ class Estimator:
         return type(self)(**copy.deepcopy(self.get_params()))
 
     def _validate_params(self) -> None:
-        check_params(self, self.constraints(), type(self).__name__)
+        check_params(self, self._constraints_now(), type(self).__name__)
 
     def validate(self) -> "Estimator":
         """Check the hyperparameters without fitting (used when a config loads)."""
@@ -396,6 +409,10 @@ class Estimator:
 
     def _adjust_tags(self, tags) -> None:
         pass
+
+
+#: class -> (what its constraints were made from, the constraints): Estimator._constraints_now
+_CONSTRAINTS: "weakref.WeakKeyDictionary[type, tuple]" = weakref.WeakKeyDictionary()
 
 
 def _same(a: Any, b: Any) -> bool:
