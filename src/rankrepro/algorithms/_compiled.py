@@ -297,10 +297,10 @@ def predict_mcp(ip, ix, xv, W, out, high_ties=False):
 
 @helper
 def nearest_rank(s, k):
-    if s != s:  # NaN
-        return 1
+    """The nearest rank to s (halves up), clipped to 1..k; 1 when s is NaN (so is r, and NaN
+    >= 1 is false: one test for both)."""
     r = math.floor(s + 0.5)
-    if r < 1.0:
+    if not r >= 1.0:
         return 1
     if r > k:
         return k
