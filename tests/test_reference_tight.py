@@ -111,3 +111,96 @@ def test_large_dense_input_refused_when_not_finite(bad):
     X[69_999, 2] = bad
     with pytest.raises(ValueError, match="NaN or infinity"):
         PRank().fit_online(X, np.ones(len(X), dtype=int))
+
+
+def _every_attr(est) -> dict:
+    """Every attribute of the learner: arrays and scalars as bytes, a generator as its state."""
+    out = {}
+    for k, v in vars(est).items():
+        if isinstance(v, np.random.Generator):
+            out[k] = repr(v.bit_generator.state)
+        else:
+            a = np.asarray(v)
+            out[k] = (a.dtype.str, a.shape, a.tobytes()) if a.dtype != object else repr(v)
+    return out
+
+
+def _bad_rows(bad, at=40_000):
+    rng = np.random.default_rng(7)
+    X = rng.uniform(-1.0, 1.0, (70_000, 15))  # large: checked by the kernels as they go (base._COMPILED_PASS)
+    y = rng.integers(1, 5, 70_000)
+    Xbad = X.copy()
+    Xbad[at, 3] = bad
+    return X, y, Xbad
+
+
+def _params(name):
+    if name.startswith("oap"):
+        return {"n_ranks": 4, "N": 10, "seed": 5}
+    return {"n_ranks": 4, **({"eta": 0.01} if name in ("widrow_hoff", "mu_prank") else {})}
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+@pytest.mark.parametrize("name", sorted(ONLINE) + ["widrow_hoff_diverged"])
+def test_refused_row_leaves_the_learner_as_it_was(name, bad):
+    """A large dense X is not scanned before the run: the kernels refuse a non-finite row when
+    they meet it (rounds before it have updated the state by then). The refusal is the one
+    line the scan gave, and the learner is left as it was before the call: the same state,
+    bit for bit, in the same arrays (a generator's state too), and it goes on as a learner that
+    never saw the call; a learner the call would have started is left unfitted."""
+    import warnings
+
+    diverged = name == "widrow_hoff_diverged"
+    cls = WidrowHoff if diverged else ONLINE[name]
+    params = {"n_ranks": 4, "eta": 50.0} if diverged else _params(name)  # eta=50: inf and NaN weights
+    X, y, Xbad = _bad_rows(bad)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a, b = cls(**params), cls(**params)
+        a.fit_online(X[:3000], y[:3000])
+        b.fit_online(X[:3000], y[:3000])
+        before, objects = _every_attr(a), dict(vars(a))
+        with pytest.raises(ValueError, match=rf"^{cls.__name__}: input X contains NaN or infinity$"):
+            a.fit_online(Xbad, y)
+        assert _every_attr(a) == before
+        assert all(vars(a)[k] is v for k, v in objects.items())
+        assert _same(a.fit_online(X[3000:], y[3000:]), b.fit_online(X[3000:], y[3000:]))
+        assert _every_attr(a) == _every_attr(b)
+        fresh = cls(**params)
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            fresh.fit_online(Xbad, y)
+        assert _every_attr(fresh) == _every_attr(cls(**params))
+        assert _same(fresh.fit_online(X, y), cls(**params).fit_online(X, y))
+
+
+@pytest.mark.parametrize("name", ["prank", "widrow_hoff", "oap_vp"])
+def test_non_finite_x_refused_before_the_rest(name):
+    """A large dense X is checked late, but a non-finite one is still refused before the labels
+    and the width are looked at, as the pass before the run refused it."""
+    X, y, Xbad = _bad_rows(np.nan, at=69_999)
+    est = ONLINE[name](**_params(name))
+    for labels in (np.where(np.arange(len(y)) == 5, 9, y), y[:-1], y.astype(float) + 0.5):
+        with pytest.raises(ValueError, match="NaN or infinity"):
+            est.fit_online(Xbad, labels)
+    with pytest.raises(ValueError, match="ranks must lie in 1..4, got 1..9"):
+        est.fit_online(X, np.where(np.arange(len(y)) == 5, 9, y))
+    assert not hasattr(est, "n_features_in_")
+    est.fit_online(X[:10], y[:10])
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        est.fit_online(np.hstack([Xbad, Xbad[:, :1]]), y)
+    with pytest.raises(ValueError, match="features"):
+        est.fit_online(np.hstack([X, X[:, :1]]), y)
+
+
+@pytest.mark.parametrize("name", ["prank", "mcp", "oap_bpm"])
+def test_many_ranks_checked_by_the_compiled_pass(name):
+    """Many int64 ranks are checked by one compiled pass (base.OnlineRanker._check_y) and
+    given to the kernels as they are; out of range they are refused with check_target's
+    message; other dtypes and layouts take check_target's path: the same predictions."""
+    X, y, _ = _bad_rows(np.nan)
+    for wrong, got in ((0, "0..4"), (5, "1..5")):
+        with pytest.raises(ValueError, match=rf"ranks must lie in 1..4, got {got}$"):
+            ONLINE[name](**_params(name)).fit_online(X, np.where(np.arange(len(y)) == 60_000, wrong, y))
+    ref = ONLINE[name](**_params(name)).fit_online(X, y)
+    for labels in (y.astype(np.int32), y.astype(float), np.repeat(y, 2)[::2]):
+        assert _same(ONLINE[name](**_params(name)).fit_online(X, labels), ref)

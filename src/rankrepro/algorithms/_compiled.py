@@ -9,7 +9,13 @@ Instances come as CSR rows (``ip``, ``ix``, ``xv``: row pointers, column indices
 a round costs O(non-zeros of x), not O(dimension), which matters for the collaborative-
 filtering instances (thousands of columns, one per other viewer, mostly zero).  Dense
 instances come as two empty index arrays and the 2-D array itself as ``xv`` (``_rows``: the
-same kernel compiled for that form, the same numbers, no conversion to CSR).
+same kernel compiled for that form, the same numbers, no conversion to CSR).  A dense row
+holding inf or NaN is refused by the kernel (``_rows.NonFiniteRow``) before that round's
+update: every kernel takes a dense sum over the round's row before it changes any state.
+
+Numba's cache of these kernels is keyed on this file only: a change to the helpers of
+``_rows`` (inlined here) must come with a change to this file, or a cache compiled before it
+is used as it is.
 """
 
 from __future__ import annotations
@@ -291,10 +297,10 @@ def predict_mcp(ip, ix, xv, W, out, high_ties=False):
 
 @helper
 def nearest_rank(s, k):
-    if s != s:  # NaN
-        return 1
+    """The nearest rank to s (halves up), clipped to 1..k; 1 when s is NaN (so is r, and NaN
+    >= 1 is false: one test for both)."""
     r = math.floor(s + 0.5)
-    if r < 1.0:
+    if not r >= 1.0:
         return 1
     if r > k:
         return k

@@ -16,6 +16,14 @@ Widrow-Hoff) is it taken again over the non-zero features alone.  Likewise w += 
 c * 0 = +-0 to weights that are never -0 (they start at +0 or are sums): plain when c is
 finite, over the non-zero features when it is not.  Dense rows save the conversion to CSR
 (most of a short learner's time on dense data) and the indirect indexing.
+
+A non-finite x_tj makes the dense sum over every feature non-finite whatever w is (w_j x_tj
+is inf or NaN, inf * 0 included), so the slow path above is where dense rows are checked:
+it looks at the row and raises :class:`NonFiniteRow` when a value is inf or NaN, before the
+round changes any state.  Every kernel takes a dense sum of the round's row before it
+updates, so a dense X needs no separate finiteness pass (``OnlineRanker.fit_online`` restores
+the learner's state of before the call when a later row is refused).  CSR rows are not
+checked here: they are checked before.
 """
 
 from __future__ import annotations
@@ -44,6 +52,18 @@ def _n_rows(ip, xv):
 _helper = njit(cache=True, nogil=True, inline="always")
 
 
+class NonFiniteRow(ValueError):
+    """A dense row holding inf or NaN, met by a kernel (before that round's update)."""
+
+
+@_helper
+def check_row(xv, t):
+    """Raise :class:`NonFiniteRow` when dense row t holds inf or NaN."""
+    for j in range(xv.shape[1]):
+        if not math.isfinite(xv[t, j]):
+            raise NonFiniteRow("input X contains NaN or infinity")
+
+
 @_helper
 def _dot_csr(w, ip, ix, xv, t, exp):
     """sum_j w_j x_tj (exp(w_j) x_tj with ``exp``) over the stored entries of CSR row t."""
@@ -66,12 +86,13 @@ def _dot_nonzero(w, xv, t, exp):
 @_helper
 def _dot_dense(w, xv, t, exp):
     """The same over every x_tj of dense row t; again over the non-zero ones when the sum is
-    not finite."""
+    not finite (after :func:`check_row`: the row itself may be what is not finite)."""
     s = 0.0
     for j in range(xv.shape[1]):
         s += (math.exp(w[j]) if exp else w[j]) * xv[t, j]
     if math.isfinite(s):
         return s
+    check_row(xv, t)
     return _dot_nonzero(w, xv, t, exp)
 
 
@@ -171,6 +192,7 @@ def _member_scores(ip, ix, xv, t, W, score):
                     score[i] += W[i, j] * x
             for i in range(W.shape[0]):
                 if not math.isfinite(score[i]):
+                    check_row(xv, t)
                     score[i] = 0.0
                     for j in range(xv.shape[1]):
                         if xv[t, j] != 0.0:
@@ -199,4 +221,13 @@ def all_finite(bits):
     bad = 0
     for i in range(bits.shape[0]):
         bad += (bits[i] & _EXPONENT) == _EXPONENT
+    return bad == 0
+
+
+@njit(cache=True, nogil=True)
+def all_in(a, low, high):
+    """Whether every integer of ``a`` lies in low..high: one vectorised pass, no temporary."""
+    bad = 0
+    for i in range(a.shape[0]):
+        bad += (a[i] < low) | (a[i] > high)
     return bad == 0

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import math
+import weakref
 from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, ClassVar
@@ -221,18 +222,30 @@ def round_to_rank(score: np.ndarray, n_ranks: int) -> np.ndarray:
     return np.clip(r, 1, n_ranks).astype(np.int64)
 
 
+#: arrays from this size on are checked by a compiled pass (below) and, in fit_online, a dense
+#: X by the kernels themselves (OnlineRanker._kernel_state) and integer ranks by a compiled pass
+_COMPILED_PASS = 1 << 16
+
+
 def _all_finite(a: np.ndarray) -> bool:
-    if a.size >= 1 << 16 and a.dtype == np.float64 and a.flags.c_contiguous:
+    if a.size >= _COMPILED_PASS and a.dtype == np.float64 and a.flags.c_contiguous:
         from ._rows import all_finite  # a compiled pass, no temporary array
 
         return bool(all_finite(a.reshape(-1).view(np.uint64)))
     return bool(np.all(np.isfinite(a)))
 
 
-def check_array(X: Any, owner: str, *, sparse_ok: bool = False, n_features: int | None = None):
+def _not_finite(owner: str) -> ValueError:
+    return ValueError(f"{owner}: input X contains NaN or infinity")
+
+
+def check_array(X: Any, owner: str, *, sparse_ok: bool = False, n_features: int | None = None,
+                finite: bool = True):
     """Input rows as a float64 2-D array (or canonical CSR when ``sparse_ok``), refused with a
     clear message when empty, complex, non-numeric, not 2-D, not finite, or of the wrong width
-    (``n_features``: the width seen in fit)."""
+    (``n_features``: the width seen in fit).  ``finite=False``: the values are not looked at
+    (the caller checks them later: :meth:`OnlineRanker.fit_online`), except before a refusal
+    of the width, which a non-finite X is refused before."""
     if X is None:
         raise ValueError(f"{owner}: X is None, expected a 2-D array of shape (n_samples, n_features)")
     if sparse.issparse(X):
@@ -258,9 +271,10 @@ def check_array(X: Any, owner: str, *, sparse_ok: bool = False, n_features: int 
         raise ValueError(f"{owner}: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
     if X.shape[1] == 0:
         raise ValueError(f"{owner}: found array with 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
-    if not _all_finite(data):
-        raise ValueError(f"{owner}: input X contains NaN or infinity")
-    if n_features is not None and X.shape[1] != n_features:
+    wrong_width = n_features is not None and X.shape[1] != n_features
+    if (finite or wrong_width) and not _all_finite(data):
+        raise _not_finite(owner)
+    if wrong_width:
         raise ValueError(f"{owner}: X has {X.shape[1]} features, but {owner} is expecting {n_features} features "
                          "as input")
     if sparse.issparse(X):
@@ -329,6 +343,18 @@ class Estimator:
         names = cls._param_names()
         return {k: v for k, v in out.items() if k in names}
 
+    @classmethod
+    def _constraints_now(cls) -> dict[str, Any]:
+        """:meth:`constraints`, made once per class and kept while the class's ``__init__`` and
+        every ``_constraints`` on its path are the objects it was made from (an inspection of
+        the signature and the class hierarchy is most of a short fit's fixed cost)."""
+        key = (cls.__init__, tuple(c.__dict__.get("_constraints") for c in cls.__mro__))
+        kept = _CONSTRAINTS.get(cls)
+        if kept is None or kept[0] != key:
+            kept = (key, cls.constraints())
+            _CONSTRAINTS[cls] = kept
+        return kept[1]
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The hyperparameters (scikit-learn's protocol; there are no nested estimators, so
         ``deep`` changes nothing)."""
@@ -347,7 +373,7 @@ class Estimator:
         return type(self)(**copy.deepcopy(self.get_params()))
 
     def _validate_params(self) -> None:
-        check_params(self, self.constraints(), type(self).__name__)
+        check_params(self, self._constraints_now(), type(self).__name__)
 
     def validate(self) -> "Estimator":
         """Check the hyperparameters without fitting (used when a config loads)."""
@@ -385,6 +411,10 @@ class Estimator:
         pass
 
 
+#: class -> (what its constraints were made from, the constraints): Estimator._constraints_now
+_CONSTRAINTS: "weakref.WeakKeyDictionary[type, tuple]" = weakref.WeakKeyDictionary()
+
+
 def _same(a: Any, b: Any) -> bool:
     try:
         return bool(a == b) and type(a) is type(b)
@@ -401,14 +431,24 @@ class OnlineRanker(Estimator):
     #: package's compiled kernels, ``_rows``), so fit_online converts nothing; False (the
     #: default, e.g. a learner of your own): ``_online`` is given CSR rows
     _dense_rows: ClassVar[bool] = False
+    #: with ``_dense_rows``: the state attributes ``_online`` changes in place (arrays, or a
+    #: numpy Generator whose draws it takes), when its kernels refuse a non-finite dense row
+    #: themselves (``_rows.NonFiniteRow``, raised before that round's update).  fit_online then
+    #: gives a large dense X to ``_online`` without a finiteness pass over it, and, when a row
+    #: is refused, puts these back as they were before the call (a learner fitted for the
+    #: first time by the call is left unfitted), so the refusal leaves the learner as the
+    #: pass before did.  None (the default, e.g. a learner of your own): X is checked first
+    _kernel_state: ClassVar[tuple[str, ...] | None] = None
 
     # -- inputs ---------------------------------------------------------------------
-    def _check_X(self, X: Any, dense: bool = False) -> sparse.csr_matrix | np.ndarray:
+    def _check_X(self, X: Any, dense: bool = False, finite: bool = True) -> sparse.csr_matrix | np.ndarray:
         """Dense or scipy-sparse input as canonical CSR rows (what the kernels iterate); with
         ``dense``, dense input as a C-ordered float64 array instead: a round then costs
         O(dimension), but so does the conversion to CSR, many times over (Fig. 7's rows, 17.5%
-        non-zero: 10x the dense loop's time); both give the same numbers."""
-        X = check_array(X, type(self).__name__, sparse_ok=True, n_features=getattr(self, "n_features_in_", None))
+        non-zero: 10x the dense loop's time); both give the same numbers.  ``finite=False``:
+        the values are not checked (:func:`check_array`)."""
+        X = check_array(X, type(self).__name__, sparse_ok=True, n_features=getattr(self, "n_features_in_", None),
+                        finite=finite)
         if sparse.issparse(X):
             return X
         if dense:
@@ -416,6 +456,15 @@ class OnlineRanker(Estimator):
         return sparse.csr_matrix(X)
 
     def _check_y(self, y: Any, n: int) -> np.ndarray:
+        if (self._kernel_state is not None and isinstance(y, np.ndarray) and y.dtype == np.int64
+                and y.shape == (n,) and n >= _COMPILED_PASS and y.flags.c_contiguous and y.flags.writeable
+                and isinstance(self.n_ranks, Integral)):
+            # many integer ranks: one compiled pass, and the ranks as they are (the package's
+            # kernels only read them); else check_target's checks and int64 copy
+            from ._rows import all_in
+
+            if all_in(y, 1, int(self.n_ranks)):
+                return y
         return check_target(y, n, type(self).__name__, low=1, high=self.n_ranks)
 
     def _adjust_tags(self, tags) -> None:
@@ -443,14 +492,65 @@ class OnlineRanker(Estimator):
     def fit_online(self, X: Any, y: Any) -> np.ndarray:
         """Run the online protocol over the rows of ``X``; return the prediction of each
         round, made before that round's update."""
-        if not hasattr(self, "n_features_in_"):
+        fresh = not hasattr(self, "n_features_in_")
+        if fresh:
             self._validate_params()  # before the ranks are checked against n_ranks
-        X = self._check_X(X, dense=self._dense_rows)
-        y = self._check_y(y, X.shape[0])
-        self._ensure_started(X)
-        preds = self._online(X, y)
+        # a large dense X goes to kernels that check its rows themselves (_kernel_state)
+        defer = self._dense_rows and self._kernel_state is not None
+        X = self._check_X(X, dense=self._dense_rows, finite=not defer)
+        if defer and (sparse.issparse(X) or X.size < _COMPILED_PASS):
+            defer = False
+            if not _all_finite(X.data if sparse.issparse(X) else X):
+                raise _not_finite(type(self).__name__)
+        if not defer:
+            y = self._check_y(y, X.shape[0])
+            self._ensure_started(X)
+            preds = self._online(X, y)
+        else:
+            preds = self._online_checked(X, y, fresh)
         self.n_rounds_ += X.shape[0]
         return preds
+
+    def _online_checked(self, X: np.ndarray, y: Any, fresh: bool) -> np.ndarray:
+        """``_online`` on a dense X whose values have not been checked; the kernels refuse a
+        non-finite row (``_rows.NonFiniteRow``), and the state is then put back as it was."""
+        from ._rows import NonFiniteRow
+
+        owner = type(self).__name__
+        try:
+            y = self._check_y(y, X.shape[0])
+        except ValueError:
+            if not _all_finite(X):  # X is refused before y, as check_array refuses it first
+                raise _not_finite(owner) from None
+            raise
+        self._ensure_started(X)
+        saved = None if fresh else self._save_kernel_state()
+        try:
+            return self._online(X, y)
+        except NonFiniteRow:
+            if fresh:
+                self._reset()
+            else:
+                self._restore_kernel_state(saved)
+            raise _not_finite(owner) from None
+
+    def _save_kernel_state(self) -> list[tuple[str, Any, Any]]:
+        saved = []
+        for name in self._kernel_state:
+            v = getattr(self, name)
+            if isinstance(v, np.random.Generator):
+                saved.append((name, v, v.bit_generator.state))
+            else:
+                saved.append((name, v, v.copy()))
+        return saved
+
+    def _restore_kernel_state(self, saved: list[tuple[str, Any, Any]]) -> None:
+        for name, v, kept in saved:
+            if isinstance(v, np.random.Generator):
+                v.bit_generator.state = kept
+            else:
+                v[...] = kept
+            setattr(self, name, v)
 
     def partial_fit(self, X: Any, y: Any) -> "OnlineRanker":
         self.fit_online(X, y)

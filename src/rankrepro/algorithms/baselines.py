@@ -21,6 +21,7 @@ class MulticlassPerceptron(OnlineRanker):
 
     name = "mcp"
     _dense_rows = True
+    _kernel_state = ("prototypes_",)
     _constraints = {"ties": OneOf(("lowest", "highest"))}
 
     def __init__(self, *, n_ranks: int = 5, ties: str = "lowest"):
@@ -54,6 +55,7 @@ class WidrowHoff(OnlineRanker):
 
     name = "widrow_hoff"
     _dense_rows = True
+    _kernel_state = ("coef_",)
     _constraints = {"eta": Range(float, 0.0, None, left_open=True)}
 
     def __init__(self, *, n_ranks: int = 5, eta: float = 0.1):

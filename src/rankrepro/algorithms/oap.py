@@ -38,6 +38,7 @@ _MASK_CHUNK = 65536
 
 class _OAP(OnlineRanker):
     _dense_rows = True
+    _kernel_state = ("rng_", "member_coef_", "member_thresholds_", "coef_sum_", "thresholds_sum_", "votes_")
     _mode = K.MODE_BPM
     _constraints = {
         "N": Range(int, 1, None),

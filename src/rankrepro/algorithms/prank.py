@@ -38,6 +38,7 @@ class PRank(_ThresholdRanker):
     """
 
     name = "prank"
+    _kernel_state = ("coef_", "thresholds_")
 
     def __init__(self, *, n_ranks: int = 5):
         self.n_ranks = n_ranks
@@ -72,6 +73,7 @@ class NoPRank(_ThresholdRanker):
     """
 
     name = "no_prank"
+    _kernel_state = ("coef_", "thresholds_", "tau_sum_")
     _constraints = {"beta": Range(float, 0.0, None, left_open=True)}
 
     def __init__(self, *, n_ranks: int = 5, beta: float = 1.0):
@@ -97,6 +99,7 @@ class MuPRank(_ThresholdRanker):
     assumes ||x||_inf <= 1 for its bound; the algorithm runs on any x."""
 
     name = "mu_prank"
+    _kernel_state = ("log_coef_", "threshold_units_", "threshold_shift_")
     _constraints = {"eta": Range(float, 0.0, None, left_open=True)}
 
     def __init__(self, *, n_ranks: int = 5, eta: float = 1.0):
@@ -144,6 +147,7 @@ class VotedPRank(OnlineRanker):
 
     name = "voted_prank"
     _dense_rows = True
+    _kernel_state = ("coef_", "thresholds_")  # the stored rules are written to new arrays
     #: parameters that change only how the final rule predicts, never the run (the online
     #: predictions are the current PRank rule's): rankrepro.pipeline.cells.reread_of
     PREDICT_ONLY = ("output",)
