@@ -15,7 +15,9 @@ update: every kernel takes a dense sum over the round's row before it changes an
 
 Numba's cache of these kernels is keyed on this file only: a change to the helpers of
 ``_rows`` (inlined here) must come with a change to this file, or a cache compiled before it
-is used as it is.
+is used as it is.  ``ROWS_SHA256`` below is that change: the first 16 hex digits of
+``_rows.py``'s sha256, which tests/test_numba_cache.py checks, so an edit of ``_rows`` that
+leaves this file alone fails the tests instead of running stale kernels.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ import numpy as np
 from numba import njit
 
 from ._rows import axpy_row, dot_row, dot_row_call, exp_dot_row, member_scores, n_rows, sq_row
+
+#: the sha256 (first 16 hex digits) of ``_rows.py`` these kernels were compiled against (see above)
+ROWS_SHA256 = "51f772a3c446210b"
 
 #: the small helpers the kernels call per row or per member: inlined into their callers at
 #: Numba's level (a call between compiled functions is not inlined by LLVM, and with a
