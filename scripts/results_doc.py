@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import sys
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def _write(args) -> int:
     # the records rendered are the checkout's (results/ or runs/<scale>/results/): a folder
     # elsewhere is refused before anything is read
     refuse_outside(args.results, ROOT, "--results (the records rendered)")
+    # and read where it leads (a link from elsewhere into results/: the figures are beside the records)
+    args.results = os.path.realpath(args.results)
     problems = _record_problems(Path(args.results))
     if problems:  # an edited record is never rendered into a page
         raise DocError(f"{len(problems)} record(s) refused, nothing written: {problems[0]}"

@@ -78,3 +78,13 @@ def test_the_same_experiment_with_meaningful_values_loads(config_copy):
     finally:
         f.unlink()
     assert [c.id for c in exp.cells] == ["prank", "wh-eta0.1", "wh-eta1e-300"]
+
+
+def test_a_block_set_on_a_null_key_from_the_command_line_is_named_at_its_key():
+    """Harness rerun of item 8 (a table given a figure block, by an override): OmegaConf cannot
+    merge a mapping into a null block and failed with "'NoneType' object has no attribute 'get'",
+    reported at key 'defaults'; it is named at its key and says what to do instead."""
+    with pytest.raises(ConfigError) as err:
+        load_experiment("harrington2003/table1", "smoke", overrides=["experiment.figure={file: fig9}"])
+    assert err.value.key == "experiment.figure" and "write the block in the experiment's file" in str(err.value)
+    assert "NoneType" not in str(err.value)

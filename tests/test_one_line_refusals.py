@@ -74,6 +74,16 @@ def test_results_doc_refuses_records_outside_the_checkout_in_one_line(tmp_path):
     assert len(r.stderr.strip().splitlines()) == 1 and "outside" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_results_doc_through_a_link_to_the_checkouts_results_renders_them_as_they_are(tmp_path):
+    """--results given as a link from outside into the checkout's results/ (accepted: it resolves
+    inside) rendered the committed articles without their figures (found beside the link, not
+    beside the records), and would have written them so; it now reads the folder the link leads to."""
+    (tmp_path / "res").symlink_to(ROOT / "results")
+    r = subprocess.run([sys.executable, str(ROOT / "scripts/results_doc.py"), "--check", "--results",
+                        str(tmp_path / "res")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
 def test_runfiles_of_an_artefact_without_per_query_values_fails_in_one_line(tmp_path):
     r = subprocess.run([str(RANKREPRO), "runfiles", "harrington2003/table1", "--out", str(tmp_path / "rf")], cwd=ROOT,
                        capture_output=True, text=True, timeout=300)

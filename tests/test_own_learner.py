@@ -78,6 +78,32 @@ def test_a_bad_target_is_a_config_error_naming_the_key(own, target, says):
     assert says in str(err.value)
 
 
+def test_a_class_its_module_does_not_define_is_refused_before_the_module_runs(own, tmp_path):
+    """Issue 58, item 7: a _target_ naming a class its module does not define was refused only
+    after the module was imported, its import-time code run.  The module's source is read
+    first: a name it plainly never binds is refused with none of its code run; a module that
+    may bind it at run time (``import *``, ``globals()``) is imported, as before."""
+    conf, path, mod = own
+    ran = tmp_path / "ran"
+    side = f"{mod}_side"
+    path.with_name(f"{side}.py").write_text(f"open({str(ran)!r}, 'a').write('imported')\n"
+                                            f"from {mod} import MarginPRank\n")
+    with pytest.raises(ConfigError) as err:
+        load_experiment("mine/margin_prank", "smoke", overrides=[f"algorithms.margin_prank._target_={side}.NoSuchClass"],
+                        config_dir=conf)
+    assert err.value.key == "algorithms.margin_prank._target_"
+    assert "has no attribute 'NoSuchClass'" in str(err.value) and "none of its code has run" in str(err.value)
+    assert not ran.exists()
+    # bound by name: imported (and it runs), as any Hydra _target_
+    load_experiment("mine/margin_prank", "smoke", overrides=[f"algorithms.margin_prank._target_={side}.MarginPRank"],
+                    config_dir=conf)
+    assert ran.read_text() == "imported"
+    dyn = f"{mod}_dyn"
+    path.with_name(f"{dyn}.py").write_text(f"from {mod} import *\n")
+    load_experiment("mine/margin_prank", "smoke", overrides=[f"algorithms.margin_prank._target_={dyn}.MarginPRank"],
+                    config_dir=conf)
+
+
 def test_a_target_and_an_estimator_together_are_refused(own):
     conf, _, _ = own
     with pytest.raises(ConfigError) as err:

@@ -198,3 +198,68 @@ def test_interrupted_run_resumes_without_recomputing(tmp_path):
     # and the same command once more does nothing
     r = subprocess.run(cmd + ["--dry-run"], cwd=w, env=env, capture_output=True, text=True, timeout=300)
     assert "Nothing to be done" in r.stdout + r.stderr
+
+
+#: prepended to the test's copy of scripts/run_cells.py: after its third cell a pack job says so
+#: and waits to be stopped (the cells are written by rankrepro.jobs._cell_job, one after another)
+PACK_GATE = """
+import os as _os, time as _time
+import rankrepro.jobs as _jobs
+_cell_job, _made = _jobs._cell_job, []
+def _gated(*a, **k):
+    r = _cell_job(*a, **k)
+    _made.append(1)
+    if len(_made) == 3 and "RANKREPRO_TEST_GATE" in _os.environ:
+        open(_os.path.join(_os.environ["RANKREPRO_TEST_GATE"], "three-done"), "w").close()
+        _time.sleep(600)
+    return r
+_jobs._cell_job = _gated
+"""
+
+
+def test_a_pack_stopped_by_sigterm_keeps_its_complete_cells(tmp_path):
+    """Issue 58, item 7 ("a resume re-makes three complete outputs"): SIGTERM to the workflow
+    while a pack job (several cells in one job) had written three of its cells, each complete
+    (results and fingerprint file, written atomically).  Snakemake removed every output of the
+    stopped job, those three included, and the resumed run computed them again; with the
+    profile's keep-incomplete they stay, marked incomplete, and the pack's job run again keeps
+    them (they are current) and computes only the others."""
+    w = tmp_path / "wf"
+    w.mkdir()
+    scratch_workflow(w)
+    (w / "config/experiment/crammer_singer2005").mkdir(parents=True)
+    text = (ROOT / "config/experiment/crammer_singer2005/fig6.yaml").read_text()
+    a, b = text.index("  sensitivity:\n"), text.index("  claims:\n")
+    text = re.sub(r"(?m)^ +diagnosis: \{.*\}\n", "", text[:a] + text[b:])
+    (w / "config/experiment/crammer_singer2005/fig6.yaml").write_text(text)
+    script = w / "scripts/run_cells.py"
+    script.write_text(PACK_GATE + script.read_text())
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("RANKREPRO_DATA_MIRROR", "RANKREPRO_TEST_GATE")}
+    env["RANKREPRO_OFFLINE"] = "1"
+    cmd = [str(SNAKEMAKE), "--cores", "1", "--config", "scale=smoke"]
+    cells = w / "runs/smoke/results/crammer_singer2005/fig6/cells"
+    logs = w / "runs/smoke/logs/crammer_singer2005/fig6"
+    with open(w / "stopped.err", "w") as fh:
+        proc = subprocess.Popen(cmd, cwd=w, env={**env, "RANKREPRO_TEST_GATE": str(gate)}, stdout=subprocess.DEVNULL,
+                                stderr=fh, start_new_session=True)
+        deadline = time.time() + 300
+        while not (gate / "three-done").exists():
+            assert proc.poll() is None and time.time() < deadline, (w / "stopped.err").read_text()[-2000:]
+            time.sleep(0.05)
+        made = sorted(p.stem for p in cells.glob("*.fingerprint"))
+        assert len(made) == 3, made
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=120)
+    kept = sorted(p.stem for p in cells.glob("*.parquet") if p.with_suffix(".fingerprint").is_file())
+    assert kept == made, f"the stopped pack's complete cells were removed: {made} -> {kept}"
+    _no_partial_files(w, cells)
+    lines = {p.stem: len(p.read_text().splitlines()) for p in logs.glob("*.log")}
+    r = subprocess.run(cmd, cwd=w, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    pack_log = next(logs.glob("cells_*.log")).read_text()
+    kept_line = [x for x in pack_log.splitlines() if "current, kept: " in x]
+    assert kept_line and sorted(kept_line[-1].split("current, kept: ")[1].split(", ")) == made, pack_log
+    assert all(len((logs / f"{c}.log").read_text().splitlines()) == lines[c] for c in made)  # not run again
+    assert (w / "runs/smoke/results/crammer_singer2005/fig6.json").is_file()

@@ -174,6 +174,9 @@ def test_unknown_backend_is_refused_before_any_work():
 def test_profiles_are_valid_snakemake_options(profile):
     cfg = yaml.safe_load((ROOT / "profiles" / profile / "config.yaml").read_text())
     assert cfg.get("rerun-incomplete") is True
+    # a job stopped midway keeps its complete outputs (a pack's finished cells: issue 58, item 7;
+    # tests/test_resume.py::test_a_pack_stopped_by_sigterm_keeps_its_complete_cells)
+    assert cfg.get("keep-incomplete") is True
     if profile == "slurm":
         assert cfg["executor"] == "slurm" and "default-resources" in cfg
         assert set(cfg["set-threads"]) <= {"run_cell", "run_all_cells"}

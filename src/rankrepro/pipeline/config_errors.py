@@ -66,6 +66,12 @@ def config_error(name: str, exc: BaseException) -> ConfigError:
             if key:
                 return ConfigError(name, key, msg)
         e = e.__cause__ or e.__context__
+    # an error OmegaConf annotates only in its text (not an OmegaConf exception): its key from there
+    if (m := re.search(r"(?m)^\s*full_key: (\S+)", str(exc))) is not None:
+        if "'NoneType' object has no attribute" in where:  # a mapping merged into a null block
+            return ConfigError(name, m.group(1), "is null in the experiment's file, and a block cannot be set there "
+                                                 "from the command line: write the block in the experiment's file")
+        return ConfigError(name, m.group(1), where)
     return ConfigError(name, "defaults", where)
 
 

@@ -45,11 +45,51 @@ def is_target(estimator: str) -> bool:
     return "." in str(estimator)
 
 
+def _unbound_in_source(module: str, attr: str) -> str | None:
+    """The source file of ``module`` when reading it, without importing anything, shows that it
+    binds no ``attr`` (no class, def, assignment or import of that name, no ``import *``, module
+    ``__getattr__``, ``globals()``, ``setattr`` or the like); else None (it may bind it, or its
+    source is not a plain file found on ``sys.path``: then only importing it can tell)."""
+    import ast
+    import sys
+    from importlib.machinery import PathFinder
+
+    path, spec = None, None
+    for i in range(module.count(".") + 1):  # each package located, none of them run
+        name = ".".join(module.split(".")[: i + 1])
+        if name in sys.modules:  # imported already: its code has run, nothing to spare
+            return None
+        spec = PathFinder.find_spec(name, path)
+        if spec is None:
+            return None
+        path = spec.submodule_search_locations
+    if spec is None or not str(spec.origin or "").endswith(".py"):
+        return None
+    try:
+        tree = ast.parse(open(spec.origin, "rb").read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    dynamic = {"globals", "vars", "setattr", "exec", "eval", "__getattr__", "__dict__", "modules", "*"}
+    for node in ast.walk(tree):
+        names = [getattr(node, k, None) for k in ("name", "asname", "id", "attr", "rest")]
+        if isinstance(node, ast.alias):
+            names.append(node.name.split(".")[0])
+        if attr in names or dynamic.intersection(n for n in names if isinstance(n, str)):
+            return None
+    return spec.origin
+
+
 def import_target(dotted: str) -> type:
-    """The class ``package.module.ClassName`` names (raises :class:`TargetError` saying why not)."""
+    """The class ``package.module.ClassName`` names (raises :class:`TargetError` saying why not).
+    A module whose source plainly has no such name is refused before it is imported (its
+    import-time code does not run); a class that is there but lacks a method is found only once
+    imported (docs/own_learner.md)."""
     module, _, attr = str(dotted).rpartition(".")
     if not module or not attr:
         raise TargetError(f"'{dotted}' is not package.module.ClassName")
+    if (origin := _unbound_in_source(module, attr)) is not None:
+        raise TargetError(f"module '{module}' ({origin}) has no attribute '{attr}' (read, not imported: none of "
+                          "its code has run)")
     try:
         mod = importlib.import_module(module)
     except ImportError as e:
