@@ -140,7 +140,8 @@ def test_fit_equals_the_one_user_at_a_time_fit_and_reruns_bit_for_bit(monkeypatc
     first, again = fit(), fit()
     # the same fit with EP run one user at a time (the code before the lock-step EP)
     monkeypatch.setattr(gp_mod, "ep_ordinal_many",
-                        lambda problems, marginals=None: [ep_mod.ep_ordinal(*p) for p in problems])
+                        lambda problems, marginals=None, linalg_path="inverse":
+                        [ep_mod.ep_ordinal(*p, linalg_path=linalg_path) for p in problems])
     one_by_one = fit()
     for other in (again, one_by_one):
         assert all(_same(a, b) for a, b in zip(first.pred, other.pred))
@@ -204,9 +205,9 @@ def test_a_run_started_from_the_last_run_s_marginals_is_the_same_bit_for_bit(max
     again = [(K, h, y, b2, s * 1.3, r.tau, r.nu) for (K, h, y, _, s, _, _), r in
              zip(_problems(rng, [0, 1, 5, 40, 17, 60, 3, 33]), first)]
     calls = []
-    real = ep_mod._factor
+    real = ep_mod._factor_inv  # the default path's factorisation
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(ep_mod, "_factor", lambda *a: calls.append(1) or real(*a))
+        mp.setattr(ep_mod, "_factor_inv", lambda *a: calls.append(1) or real(*a))
         plain = ep_ordinal_many(again, max_sweeps=max_sweeps)
         n_plain = len(calls)
         calls.clear()
@@ -241,9 +242,9 @@ def test_the_fit_starting_runs_from_kept_marginals_is_the_same_bit_for_bit(colla
         K = gp_mod.cosine_kernel(np.vstack([Xtr, Xte]))
         Y = np.hstack([m.Y_fit_, np.zeros((m.Y_fit_.shape[0], Xte.shape[0]), dtype=np.int64)])
         calls = []
-        real = ep_mod._factor
+        real = ep_mod._factor_inv  # the default path's factorisation
         with pytest.MonkeyPatch.context() as mp:
-            mp.setattr(ep_mod, "_factor", lambda *a: calls.append(1) or real(*a))
+            mp.setattr(ep_mod, "_factor_inv", lambda *a: calls.append(1) or real(*a))
             return m.fit_predict_kernel(K, Y, np.arange(30), np.arange(30, 40)), len(calls)
 
     (kept, n_kept), (every, n_every) = fit(True), fit(False)
