@@ -13,9 +13,10 @@ today's, interleaved in one process, CPU seconds (user + sys of this process; th
 ``--repeats``); the share of predictions that are the same, the EP sweeps and factorisations of
 each; then the Yu et al. cells' seconds of work in ``rules/cell_seconds.json`` (measured before
 the change) scaled by each model's ratio: an estimate of the cells' core-minutes after it.
-``--before linalg`` (the default): EP's marginals by the triangular solve
-(``GPModel._ep_linalg = "solve"``, the code before issue 60 item 4's inverse; the same fixed
-point, other rounding: the predictions move within EP's tolerance); ``--before reuse``: that and
+``--before linalg`` (the default): EP's marginals by the triangular solve for every model
+(``GPModel._ep_linalg``, the code before issue 60 item 4's inverse, which CGPOR now takes; the
+same fixed point, other rounding: CGPOR's predictions move within EP's tolerance, GPOR's are the
+same); ``--before reuse``: that and
 every user's EP run at every E-step and every run's first sweep factoring B
 (``GPModel._reuse_ep = GPModel._reuse_marginals = False``: the code before issue 60).
 
@@ -95,8 +96,9 @@ def gp_workload(n_users: int = 100, n_items: int = 400) -> list[tuple[str, float
 
 
 #: the "before" configurations of --fits (GPModel's class attributes); "after" is the default
-BEFORE = {"linalg": {"_ep_linalg": "solve"},
-          "reuse": {"_ep_linalg": "solve", "_reuse_ep": False, "_reuse_marginals": False}}
+SOLVE = {True: "solve", False: "solve"}
+BEFORE = {"linalg": {"_ep_linalg": SOLVE},
+          "reuse": {"_ep_linalg": SOLVE, "_reuse_ep": False, "_reuse_marginals": False}}
 
 
 def fit_workload(n_items: int = 400, repeats: int = 2, trial: int = 0, before: str = "linalg",

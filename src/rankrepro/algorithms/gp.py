@@ -194,10 +194,13 @@ class GPModel(Estimator):
     #: start an EP run warm from a converged run at the same prior with that run's last marginals
     #: instead of factoring B again for them (the same result bit for bit; False: as before)
     _reuse_marginals = True
-    #: how EP computes each sweep's marginals (:data:`rankrepro.algorithms.ep.EP_LINALG`): "inverse"
-    #: (from diag(B^-1), issue 60 item 4) or "solve" (the triangular solve of the code before it:
-    #: the benchmark's and the tests' reference; the same EP fixed point, other rounding)
-    _ep_linalg = "inverse"
+    #: how EP computes each sweep's marginals (:data:`rankrepro.algorithms.ep.EP_LINALG`), for the
+    #: collaborative and the individual GPOR: "inverse" (from diag(B^-1), issue 60 item 4) or
+    #: "solve" (the triangular solve of the code before it; the same EP fixed point, other
+    #: rounding).  CGPOR takes the inverse (x1.3 per fit; its cells stay within their platform
+    #: spread); GPOR keeps the solve: its gain is smaller (x1.2) and two of its four main cells
+    #: moved beyond their spread (docs/benchmarks.md, issue 60 item 4), so its bits are kept
+    _ep_linalg = {True: "inverse", False: "solve"}
     #: parameters that change only how the fitted model predicts, never the fit: every rule's
     #: predictions are in FitResult.preds (rankrepro.pipeline.cells.reread_of)
     PREDICT_ONLY = ("ordinal_predict",)
@@ -336,7 +339,8 @@ class GPModel(Estimator):
                 # since it ran (they do not depend on the thresholds or sigma)
                 marginals.append(w.marginals if w is not None and self._reuse_marginals
                                  and eps_prior[u] == prior_moves else None)
-            out = ep_ordinal_many(problems, marginals=marginals, linalg_path=self._ep_linalg)
+            path = self._ep_linalg[bool(self.collaborative)]
+            out = ep_ordinal_many(problems, marginals=marginals, linalg_path=path)
             for u, ep in zip(users, out):
                 sweeps[u].append(ep.sweeps)
                 res.ep_unconverged += int(not ep.converged)
