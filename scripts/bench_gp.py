@@ -5,7 +5,7 @@ posterior covariances, eq. 3 as printed; textbook sequential EP), in the same ru
 data, with the same result checked.
 
     python scripts/bench_gp.py [--users 100] [--items 400]
-    python scripts/bench_gp.py --fits [--items 400] [--repeats 2] [--before linalg|reuse]
+    python scripts/bench_gp.py --fits [--items 400] [--repeats 2] [--before linalg|reuse] [--after inverse|default]
 
 ``--fits``: whole paper-scale fits of GPOR and CGPOR (one trial of Yu et al.'s cell at ``--items``
 training movies, as the experiment runs it), a "before" configuration of ``GPModel`` against
@@ -14,9 +14,10 @@ today's, interleaved in one process, CPU seconds (user + sys of this process; th
 each; then the Yu et al. cells' seconds of work in ``rules/cell_seconds.json`` (measured before
 the change) scaled by each model's ratio: an estimate of the cells' core-minutes after it.
 ``--before linalg`` (the default): EP's marginals by the triangular solve for every model
-(``GPModel._ep_linalg``, the code before issue 60 item 4's inverse, which CGPOR now takes; the
-same fixed point, other rounding: CGPOR's predictions move within EP's tolerance, GPOR's are the
-same); ``--before reuse``: that and
+(``GPModel._ep_linalg``, the default); ``--after inverse`` (the default): from diag(B^-1), the
+inverse of B's Cholesky factor (issue 60 item 4: the same fixed point, other rounding; the
+predictions move within EP's tolerance); ``--after default``: ``GPModel`` as it is.
+``--before reuse``: the solve and
 every user's EP run at every E-step and every run's first sweep factoring B
 (``GPModel._reuse_ep = GPModel._reuse_marginals = False``: the code before issue 60).
 
@@ -95,13 +96,15 @@ def gp_workload(n_users: int = 100, n_items: int = 400) -> list[tuple[str, float
     return rows
 
 
-#: the "before" configurations of --fits (GPModel's class attributes); "after" is the default
+#: the "before" and "after" configurations of --fits (GPModel's class attributes)
 SOLVE = {True: "solve", False: "solve"}
 BEFORE = {"linalg": {"_ep_linalg": SOLVE},
           "reuse": {"_ep_linalg": SOLVE, "_reuse_ep": False, "_reuse_marginals": False}}
+AFTER = {"default": {},  # GPModel as it is
+         "inverse": {"_ep_linalg": {True: "inverse", False: "inverse"}}}
 
 
-def fit_workload(n_items: int = 400, repeats: int = 2, trial: int = 0, before: str = "linalg",
+def fit_workload(n_items: int = 400, repeats: int = 2, trial: int = 0, before: str = "linalg", after: str = "inverse",
                  models: tuple[str, ...] = ("gpor", "cgpor")) -> dict[str, tuple[float, float]]:
     import json
 
@@ -113,9 +116,11 @@ def fit_workload(n_items: int = 400, repeats: int = 2, trial: int = 0, before: s
 
     exp = load_catalog("paper", cache_dir=default_cache_dir(), jobs=catalog_jobs())["yu2006/tables"]
     out = {}
-    defaults = {k: getattr(GPModel, k) for k in BEFORE[before]}
+    keys = {**BEFORE[before], **AFTER[after]}
+    defaults = {k: getattr(GPModel, k) for k in keys}
+    configs = {False: {**defaults, **BEFORE[before]}, True: {**defaults, **AFTER[after]}}
     print(f"\nWhole fits, yu2006/tables trial {trial} at {n_items} training movies (CPU s, least of {repeats}); "
-          f"before: {BEFORE[before]}:")
+          f"before: {BEFORE[before]}, after: {AFTER[after] or 'GPModel as it is'}:")
     print(f"{'model':<8}{'before s':>10}{'after s':>10}{'ratio':>8}{'EP sweeps before':>18}{'after':>8}"
           f"{'factorisations before':>23}{'after':>8}  same predictions")
     real = {name: getattr(ep_mod, name) for name in ("_factor", "_factor_inv")}
@@ -136,7 +141,7 @@ def fit_workload(n_items: int = 400, repeats: int = 2, trial: int = 0, before: s
         preds, sweeps, facts = {}, {}, {}
         for rep in range(repeats + 1):  # the first round (counted, not timed) counts the factorisations
             for after in (False, True):  # interleaved: the same machine load for both
-                for k, v in (defaults if after else BEFORE[before]).items():
+                for k, v in configs[after].items():
                     setattr(GPModel, k, v)
                 state["after"] = after
                 counts[after] = 0
@@ -180,10 +185,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--before", choices=sorted(BEFORE), default="linalg",
                     help="with --fits: the configuration to compare with (see above)")
+    ap.add_argument("--after", choices=sorted(AFTER), default="inverse",
+                    help="with --fits: 'inverse' -- EP's marginals from diag(B^-1) for every model (issue 60 item 4, "
+                         "not the default: see docs/benchmarks.md); 'default' -- GPModel as it is")
     ap.add_argument("--models", default="gpor,cgpor", help="with --fits: the models, comma-separated")
     args = ap.parse_args()
     if args.fits:
-        fit_workload(args.items, args.repeats, before=args.before, models=tuple(args.models.split(",")))
+        fit_workload(args.items, args.repeats, before=args.before, after=args.after, models=tuple(args.models.split(",")))
     else:
         gp_workload(args.users, args.items)
 

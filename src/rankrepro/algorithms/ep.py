@@ -269,11 +269,12 @@ def site_posterior(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray
 #: K_ii - |L^-1 T^1/2 K e_i|^2 instead of (1 - [B^-1]_ii) / tau_i, which cancels as tau_i -> 0
 WEAK_SITE = 1e-3
 
-#: how EP computes the marginals of each sweep: "inverse" -- the marginal variances from
-#: diag(B^-1), B^-1 from the inverse of B's Cholesky factor (:func:`tri_inv`; the default);
-#: "solve" -- from V = L^-1 T^1/2 K, LAPACK's triangular solve (the code before issue 60 item 4,
-#: the reference the tests and ``scripts/bench_gp.py`` compare with).  The same fixed point,
-#: another floating-point path (about 1.7x fewer seconds per factorisation at ~160 sites).
+#: how EP computes the marginals of each sweep: "solve" -- from V = L^-1 T^1/2 K, LAPACK's
+#: triangular solve (the default, the committed results' path); "inverse" -- the marginal
+#: variances from diag(B^-1), B^-1 from the inverse of B's Cholesky factor (:func:`tri_inv`;
+#: issue 60 item 4: the same fixed point, another floating-point path, about 1.7x fewer seconds
+#: per factorisation at ~160 sites; not the default: it moves cells beyond their platform
+#: spread, docs/benchmarks.md).
 EP_LINALG = ("inverse", "solve")
 
 
@@ -382,7 +383,7 @@ def ep_log_z(post: SitePosterior, tau, nu, h, cav_mean, cav_var, log_zhat) -> fl
 
 def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma: float,
                tau: np.ndarray | None = None, nu: np.ndarray | None = None, damping: float = 1.0,
-               max_sweeps: int = 200, tol: float = 1e-4, linalg_path: str = "inverse") -> EPResult:
+               max_sweeps: int = 200, tol: float = 1e-4, linalg_path: str = "solve") -> EPResult:
     """EP for the ordinal likelihood on labelled items with prior N(h, K); ``b`` the full
     thresholds (-inf, b_1, .., b_{r-1}, +inf), ``y`` ranks 1..r.  All sites are updated
     together from the current marginals (parallel EP), moving ``damping`` of the way to the
@@ -437,7 +438,7 @@ def _paths(linalg_path: str):
 
 
 def ep_ordinal_many(problems: list[tuple], damping: float = 1.0, max_sweeps: int = 200, tol: float = 1e-4,
-                    marginals: list | None = None, linalg_path: str = "inverse") -> list[EPResult]:
+                    marginals: list | None = None, linalg_path: str = "solve") -> list[EPResult]:
     """:func:`ep_ordinal` for several independent problems at once, bit for bit the same results.
 
     ``problems[i] = (K, h, y, b, sigma, tau, nu)`` (``tau``, ``nu``: the warm start, or None).

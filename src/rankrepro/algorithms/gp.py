@@ -195,12 +195,11 @@ class GPModel(Estimator):
     #: instead of factoring B again for them (the same result bit for bit; False: as before)
     _reuse_marginals = True
     #: how EP computes each sweep's marginals (:data:`rankrepro.algorithms.ep.EP_LINALG`), for the
-    #: collaborative and the individual GPOR: "inverse" (from diag(B^-1), issue 60 item 4) or
-    #: "solve" (the triangular solve of the code before it; the same EP fixed point, other
-    #: rounding).  CGPOR takes the inverse (x1.3 per fit; its cells stay within their platform
-    #: spread); GPOR keeps the solve: its gain is smaller (x1.2) and two of its four main cells
-    #: moved beyond their spread (docs/benchmarks.md, issue 60 item 4), so its bits are kept
-    _ep_linalg = {True: "inverse", False: "solve"}
+    #: collaborative and the individual GPOR: "solve" (the triangular solve) or "inverse" (from
+    #: diag(B^-1), issue 60 item 4: the same EP fixed point, other rounding).  Both keep the solve:
+    #: the inverse gains x1.2-1.3 on CGPOR, x1.2 on GPOR, and moves cells of both beyond their
+    #: platform spread (docs/benchmarks.md, "The inverse of B's factor"); it is kept as an option
+    _ep_linalg = {True: "solve", False: "solve"}
     #: parameters that change only how the fitted model predicts, never the fit: every rule's
     #: predictions are in FitResult.preds (rankrepro.pipeline.cells.reread_of)
     PREDICT_ONLY = ("ordinal_predict",)
