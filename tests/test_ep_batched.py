@@ -9,6 +9,9 @@
   sweep cap, damping halved by oscillation).
 * A whole GPOR / CGPOR fit (both likelihood steps) equals the fit whose EP runs one user at a
   time through ``ep_ordinal``, and a rerun of the same fit equals the first, bit for bit.
+* Issue 60 item 4: EP's marginals from diag(B^-1) (``linalg_path="inverse"``, an option, not
+  the default) equal the dense posterior (K^-1 + T)^-1 and reach the default path's and textbook
+  sequential EP's fixed point; fits on either path keep the invariants.
 """
 import numpy as np
 import pytest
@@ -85,16 +88,17 @@ def _problems(rng, sizes, warm=False):
     return out
 
 
+@pytest.mark.parametrize("path", ["solve", "inverse"])
 @pytest.mark.parametrize("warm", [False, True])
 @pytest.mark.parametrize("max_sweeps", [200, 3])
-def test_ep_ordinal_many_equals_one_run_per_problem(warm, max_sweeps):
+def test_ep_ordinal_many_equals_one_run_per_problem(warm, max_sweeps, path):
     rng = np.random.default_rng(7 + warm + max_sweeps)
     problems = _problems(rng, [0, 1, 5, 40, 17, 60, 3, 0, 33], warm)
-    many = ep_ordinal_many(problems, max_sweeps=max_sweeps)
+    many = ep_ordinal_many(problems, max_sweeps=max_sweeps, linalg_path=path)
     assert len(many) == len(problems)
     n_unconverged = 0
     for (K, h, y, b, s, tau, nu), got in zip(problems, many):
-        ref = ep_ordinal(K, h, y, b, s, tau, nu, max_sweeps=max_sweeps)
+        ref = ep_ordinal(K, h, y, b, s, tau, nu, max_sweeps=max_sweeps, linalg_path=path)
         assert got.sweeps == ref.sweeps and got.converged == ref.converged
         n_unconverged += not ref.converged
         for f in ("tau", "nu", "cav_mean", "cav_var"):
@@ -140,7 +144,8 @@ def test_fit_equals_the_one_user_at_a_time_fit_and_reruns_bit_for_bit(monkeypatc
     first, again = fit(), fit()
     # the same fit with EP run one user at a time (the code before the lock-step EP)
     monkeypatch.setattr(gp_mod, "ep_ordinal_many",
-                        lambda problems, marginals=None: [ep_mod.ep_ordinal(*p) for p in problems])
+                        lambda problems, marginals=None, linalg_path="solve":
+                        [ep_mod.ep_ordinal(*p, linalg_path=linalg_path) for p in problems])
     one_by_one = fit()
     for other in (again, one_by_one):
         assert all(_same(a, b) for a, b in zip(first.pred, other.pred))
@@ -241,9 +246,10 @@ def test_the_fit_starting_runs_from_kept_marginals_is_the_same_bit_for_bit(colla
         K = gp_mod.cosine_kernel(np.vstack([Xtr, Xte]))
         Y = np.hstack([m.Y_fit_, np.zeros((m.Y_fit_.shape[0], Xte.shape[0]), dtype=np.int64)])
         calls = []
-        real = ep_mod._factor
+        real, real_inv = ep_mod._factor, ep_mod._factor_inv  # GPOR's path's factorisation, CGPOR's
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(ep_mod, "_factor", lambda *a: calls.append(1) or real(*a))
+            mp.setattr(ep_mod, "_factor_inv", lambda *a: calls.append(1) or real_inv(*a))
             return m.fit_predict_kernel(K, Y, np.arange(30), np.arange(30, 40)), len(calls)
 
     (kept, n_kept), (every, n_every) = fit(True), fit(False)
@@ -255,3 +261,94 @@ def test_the_fit_starting_runs_from_kept_marginals_is_the_same_bit_for_bit(colla
         assert n_kept == n_every
     else:  # the checked step's runs (and GPOR's E-steps) start from the marginals kept
         assert n_kept < n_every
+
+
+# -------------------------------------------------------------------------------------
+# issue 60 item 4: the marginals from L^-1 (the default) reach the solve path's fixed point
+# -------------------------------------------------------------------------------------
+def test_tri_inv_is_the_inverse():
+    rng = np.random.default_rng(21)
+    for n in (0, 1, 5, 48, 49, 97, 160, 231):
+        A = rng.normal(size=(n, n + 3))
+        L = np.linalg.cholesky(A @ A.T / (n + 3) + np.eye(n)) if n else np.zeros((0, 0))
+        Li = ep_mod.tri_inv(L)
+        assert Li.shape == (n, n)
+        if n:
+            np.testing.assert_allclose(Li @ L, np.eye(n), atol=1e-12)
+            assert np.all(np.triu(Li, 1) == 0.0)
+
+
+@pytest.mark.parametrize("n", [1, 7, 64, 151])
+def test_inverse_marginals_equal_the_dense_posterior(n):
+    # independent computation: Sigma_post = (K^-1 + T)^-1, mean = Sigma_post (K^-1 h + nu); weak
+    # sites (tau = 0 and tau tiny) take the product form
+    rng = np.random.default_rng(n + 100)
+    X = rng.normal(size=(n, n + 5))
+    K = X @ X.T / (n + 5) + 0.05 * np.eye(n)
+    tau, nu, h = rng.uniform(0.05, 3, n), rng.normal(size=n), rng.normal(size=n)
+    tau[: n // 4] = 0.0
+    tau[n // 4: n // 3] = 1e-9
+    Kinv = np.linalg.inv(K)
+    S = np.linalg.inv(Kinv + np.diag(tau))
+    mean, var, factor = ep_mod._marginals_inv(K, h, tau, nu)
+    np.testing.assert_allclose(var, np.diag(S), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(mean, S @ (Kinv @ h + nu), rtol=1e-8, atol=1e-9)
+    post = ep_mod.site_posterior_inv(K, h, tau, nu, factor, var)
+    ref = ep_mod.site_posterior(K, h, tau, nu)
+    for f in ("a", "post_mean", "post_var", "W"):
+        np.testing.assert_allclose(getattr(post, f), getattr(ref, f), rtol=1e-9, atol=1e-10, err_msg=f)
+    assert post.log_det_B == pytest.approx(ref.log_det_B, rel=1e-12)
+    assert post.quad == pytest.approx(ref.quad, rel=1e-9, abs=1e-10)
+
+
+@pytest.mark.parametrize("warm", [False, True])
+def test_the_inverse_path_reaches_the_solve_path_s_fixed_point(warm):
+    from rankrepro.algorithms.reference import ep_ordinal_sequential
+
+    rng = np.random.default_rng(31 + warm)
+    # kernels conditioned as the data's are (_kernel's are near-singular: the sites along its
+    # near-null directions hardly move the posterior, so any two paths stop at sites ~1e-7 apart);
+    # no latent means far in the probit's tails (there the Mills-ratio series stalls above 1e-11)
+    problems = [(K + 0.1 * np.eye(K.shape[0]), h, y, b, s, t, v)
+                for K, h, y, b, s, t, v in _problems(rng, [1, 5, 40, 17, 60, 3, 33, 25], warm) if not (h > 10).any()]
+    assert len(problems) >= 5
+    new = ep_ordinal_many(problems, tol=1e-11, max_sweeps=2000, linalg_path="inverse")
+    old = ep_ordinal_many(problems, tol=1e-11, max_sweeps=2000)
+    for (K, h, y, b, s, _, _), a, r in zip(problems, new, old):
+        assert a.converged and r.converged
+        # (both stop when no site moves by 1e-11; where the map contracts slowly that is up to
+        # ~1e-7 from the fixed point: still 1,000 times tighter than the fits' tolerance, 1e-4)
+        np.testing.assert_allclose(a.tau, r.tau, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(a.nu, r.nu, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(a.post.post_mean, r.post.post_mean, atol=1e-6)
+        np.testing.assert_allclose(a.post.post_var, r.post.post_var, rtol=1e-6, atol=1e-9)
+        assert a.log_z == pytest.approx(r.log_z, rel=1e-8)
+        assert np.all(a.tau > 0)
+        if y.size <= 40:  # textbook sequential EP: the same fixed point
+            t_seq, n_seq = ep_ordinal_sequential(K, h, y, b, s, sweeps=500, tol=1e-12)
+            np.testing.assert_allclose(a.tau, t_seq, rtol=1e-6, atol=1e-7)
+            np.testing.assert_allclose(a.nu, n_seq, rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="linalg_path"):
+        ep_ordinal_many(problems, linalg_path="qr")
+
+
+@pytest.mark.parametrize("collaborative", [False, True])
+def test_fits_on_both_paths_agree_and_keep_the_invariants(collaborative):
+    # the whole fit on the default path against the solve path: the same EP convergence, ordered
+    # thresholds, positive noise, objectives within EP's tolerance, predictions almost all the same
+    Xtr, Ytr, Xte = _data()
+    fits = {}
+    for path in ("inverse", "solve"):
+        m = GPModel(likelihood="ordinal", collaborative=collaborative, sigma0=1.0, em_iters=4, tol=0.0).fit(Xtr, Ytr)
+        m._ep_linalg = {True: path, False: path}
+        K = gp_mod.cosine_kernel(np.vstack([Xtr, Xte]))
+        Y = np.hstack([m.Y_fit_, np.zeros((m.Y_fit_.shape[0], Xte.shape[0]), dtype=np.int64)])
+        fits[path] = m.fit_predict_kernel(K, Y, np.arange(30), np.arange(30, 40))
+    a, r = fits["inverse"], fits["solve"]
+    assert a.ep_unconverged == 0 and r.ep_unconverged == 0
+    assert np.all(np.diff(a.thresholds, axis=1) > 0) and np.all(a.sigma > 0)
+    np.testing.assert_allclose(a.objective, r.objective, rtol=1e-3)
+    if not collaborative:  # (CGPOR's EM amplifies EP's tolerance from one iteration to the next)
+        np.testing.assert_allclose(a.thresholds, r.thresholds, atol=1e-3)
+    same = np.mean(np.concatenate([x == z for x, z in zip(a.pred, r.pred)]))
+    assert same >= 0.9

@@ -67,7 +67,31 @@ def _symmetrised(A: np.ndarray) -> np.ndarray:
     return S
 
 
-_POTRF, _TRTRS = linalg.get_lapack_funcs(("potrf", "trtrs"), (np.zeros((1, 1)),))
+_POTRF, _TRTRS, _TRTRI = linalg.get_lapack_funcs(("potrf", "trtrs", "trtri"), (np.zeros((1, 1)),))
+
+
+def tri_inv(L: np.ndarray, base: int = 48) -> np.ndarray:
+    """The inverse of the lower-triangular L (zeros above its diagonal), Fortran-ordered.
+
+    Recursive on halves, [[A, 0], [C, D]]^-1 = [[A^-1, 0], [-D^-1 C A^-1, D^-1]], down to
+    blocks of at most ``base`` rows, which LAPACK's ``trtri`` inverts: the off-diagonal blocks
+    are matrix products, which BLAS runs several times faster than ``trtri`` or a triangular
+    solve with many right-hand sides at the sizes of a user's sites (~130-230; issue 60)."""
+    n = L.shape[0]
+    if n == 0:
+        return np.zeros((0, 0), order="F")
+    if n <= base:
+        Li, info = _TRTRI(L, lower=1)
+        if info != 0:
+            raise linalg.LinAlgError(f"singular triangular matrix: zero at diagonal {info - 1}")
+        return Li
+    k = n // 2
+    A, D = tri_inv(L[:k, :k], base), tri_inv(L[k:, k:], base)
+    out = np.zeros((n, n), order="F")
+    out[:k, :k] = A
+    out[k:, k:] = D
+    out[k:, :k] = -(D @ (L[k:, :k] @ A))
+    return out
 
 
 # -------------------------------------------------------------------------------------
@@ -192,8 +216,12 @@ class SitePosterior:
     @property
     def W(self) -> np.ndarray:
         if self._W is None:
-            st, L = self._chol
-            Binv = linalg.cho_solve((L, True), np.eye(st.size), check_finite=False)
+            if len(self._chol) == 3:  # ("inverse", T^1/2, L^-1): B^-1 = L^-T L^-1
+                _, st, Li = self._chol
+                Binv = Li.T @ Li
+            else:
+                st, L = self._chol
+                Binv = linalg.cho_solve((L, True), np.eye(st.size), check_finite=False)
             self._W = st[:, None] * Binv * st[None, :]
             self._chol = None
         return self._W
@@ -232,6 +260,80 @@ def site_posterior(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray
     quad = float(nup @ Knup - Vn @ Vn)
     return SitePosterior(a, None, post_mean, np.maximum(post_var, 1e-300), float(2 * np.sum(np.log(np.diag(L)))), quad,
                          chol=(st, L))
+
+
+# -------------------------------------------------------------------------------------
+# the same posterior from the inverse of the Cholesky factor (EP's default, issue 60)
+# -------------------------------------------------------------------------------------
+#: a site whose tau_i K_ii is below this takes its marginal variance from the product form
+#: K_ii - |L^-1 T^1/2 K e_i|^2 instead of (1 - [B^-1]_ii) / tau_i, which cancels as tau_i -> 0
+WEAK_SITE = 1e-3
+
+#: how EP computes the marginals of each sweep: "solve" -- from V = L^-1 T^1/2 K, LAPACK's
+#: triangular solve (the default, the committed results' path); "inverse" -- the marginal
+#: variances from diag(B^-1), B^-1 from the inverse of B's Cholesky factor (:func:`tri_inv`;
+#: issue 60 item 4: the same fixed point, another floating-point path, about 1.7x fewer seconds
+#: per factorisation at ~160 sites; not the default: it moves cells beyond their platform
+#: spread, docs/benchmarks.md).
+EP_LINALG = ("inverse", "solve")
+
+
+def _factor_inv(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
+    """T^1/2, the Cholesky factor L of B = I + T^1/2 K T^1/2 (its lower triangle), L^-1 and
+    nu' = nu - T h."""
+    st = np.sqrt(np.maximum(tau, 0.0))
+    if tau.size == 0:
+        return st, np.zeros((0, 0)), np.zeros((0, 0)), nu - tau * h
+    B = np.multiply(st[:, None], K, order="F")
+    B *= st[None, :]
+    B[np.diag_indices_from(B)] += 1.0
+    if not np.isfinite(B).all():
+        raise ValueError("array must not contain infs or NaNs")
+    L, info = _POTRF(B, lower=1, overwrite_a=1, clean=1)
+    if info != 0:  # not positive definite as it stands (rounding): chol's jitter
+        B = (st[:, None] * K) * st[None, :]
+        B[np.diag_indices_from(B)] += 1.0
+        L = chol(B)
+    return st, L, tri_inv(L), nu - tau * h
+
+
+def _marginals_inv(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray):
+    """:func:`_marginals` from :func:`_factor_inv`: the posterior mean
+    h + K nu' - K T^1/2 B^-1 T^1/2 K nu' and variances (1 - [B^-1]_ii) / tau_i (the posterior
+    covariance is T^-1/2 (I - B^-1) T^-1/2), [B^-1]_ii the squared norm of column i of L^-1;
+    sites with tau_i K_ii < :data:`WEAK_SITE` by K_ii - |L^-1 T^1/2 K e_i|^2."""
+    factor = _factor_inv(K, h, tau, nu)
+    st, _, Li, nup = factor
+    Knup = K @ nup
+    w = Li @ (st * Knup)
+    mean = h + Knup - K @ (st * (Li.T @ w))
+    dK = np.diag(K)
+    binv = np.einsum("ij,ij->j", Li, Li)
+    weak = tau * dK < WEAK_SITE
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = (1.0 - binv) / tau
+    if weak.any():
+        Vw = Li @ (st[:, None] * K[:, weak])
+        var[weak] = dK[weak] - np.einsum("ij,ij->j", Vw, Vw)
+    return mean, np.maximum(var, 1e-300), factor
+
+
+def site_posterior_inv(K: np.ndarray, h: np.ndarray, tau: np.ndarray, nu: np.ndarray, factor=None,
+                       var: np.ndarray | None = None) -> SitePosterior:
+    """:func:`site_posterior` from :func:`_factor_inv` (``factor``, else computed here) and the
+    marginal variances :func:`_marginals_inv` computed from it (``var``, else computed here)."""
+    if tau.size == 0:
+        return site_posterior(K, h, tau, nu)
+    if factor is None or var is None:
+        _, var, factor = _marginals_inv(K, h, tau, nu)
+    st, L, Li, nup = factor
+    Knup = K @ nup
+    w = Li @ (st * Knup)
+    a = nup - st * (Li.T @ w)
+    post_mean = h + K @ a
+    quad = float(nup @ Knup - w @ w)
+    return SitePosterior(a, None, post_mean, var, float(2 * np.sum(np.log(np.diag(L)))), quad,
+                         chol=("inverse", st, Li))
 
 
 # -------------------------------------------------------------------------------------
@@ -281,13 +383,15 @@ def ep_log_z(post: SitePosterior, tau, nu, h, cav_mean, cav_var, log_zhat) -> fl
 
 def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma: float,
                tau: np.ndarray | None = None, nu: np.ndarray | None = None, damping: float = 1.0,
-               max_sweeps: int = 200, tol: float = 1e-4) -> EPResult:
+               max_sweeps: int = 200, tol: float = 1e-4, linalg_path: str = "solve") -> EPResult:
     """EP for the ordinal likelihood on labelled items with prior N(h, K); ``b`` the full
     thresholds (-inf, b_1, .., b_{r-1}, +inf), ``y`` ranks 1..r.  All sites are updated
     together from the current marginals (parallel EP), moving ``damping`` of the way to the
     new values; the damping is halved whenever a sweep's largest change exceeds the previous
     one (an oscillation).  Warm-started from ``tau``, ``nu`` when given.  Converged when no
-    site parameter moves more than ``tol``."""
+    site parameter moves more than ``tol``.  ``linalg_path``: how each sweep's marginals are
+    computed (:data:`EP_LINALG`)."""
+    marg, post_of = _paths(linalg_path)
     n = y.size
     tau = np.zeros(n) if tau is None else tau.copy()
     nu = np.zeros(n) if nu is None else nu.copy()
@@ -297,7 +401,7 @@ def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma
     last_change = np.inf
     factor = None  # the factor of the current tau, nu (None once they moved)
     for sweeps in range(1, max_sweeps + 1):
-        pm, pv, factor = _marginals(K, h, tau, nu)
+        pm, pv, factor = marg(K, h, tau, nu)
         cv = 1.0 / np.maximum(1.0 / pv - tau, 1e-300)
         cm = cv * (pm / pv - nu)
         _, alpha, nuh = ordinal_moments(cm, cv, lo, hi, sigma)
@@ -315,15 +419,26 @@ def ep_ordinal(K: np.ndarray, h: np.ndarray, y: np.ndarray, b: np.ndarray, sigma
         tau, nu = tau + damping * dt, nu + damping * dn
         factor = None
     # converged: the sites have not moved since the last sweep's factor, which is reused
-    post = site_posterior(K, h, tau, nu, factor if n else None)
+    post = post_of(K, h, tau, nu, (factor, pv) if n and factor is not None else None)
     cm, cv = cavity(post, tau, nu)
     logzhat, _, _ = ordinal_moments(cm, cv, lo, hi, sigma)
     return EPResult(tau, nu, post, cm, cv, ep_log_z(post, tau, nu, h, cm, cv, logzhat), sweeps, converged,
                     (pm, pv) if converged else None)
 
 
+def _paths(linalg_path: str):
+    """The sweep's marginals and the final posterior of ``linalg_path`` (:data:`EP_LINALG`):
+    ``marg(K, h, tau, nu) -> (mean, var, factor)``, ``post_of(K, h, tau, nu, (factor, var) or
+    None) -> SitePosterior``."""
+    if linalg_path == "inverse":
+        return _marginals_inv, lambda K, h, t, v, fv: site_posterior_inv(K, h, t, v, *(fv or (None, None)))
+    if linalg_path == "solve":
+        return _marginals, lambda K, h, t, v, fv: site_posterior(K, h, t, v, fv[0] if fv else None)
+    raise ValueError(f"linalg_path={linalg_path!r}: must be one of {EP_LINALG}")
+
+
 def ep_ordinal_many(problems: list[tuple], damping: float = 1.0, max_sweeps: int = 200, tol: float = 1e-4,
-                    marginals: list | None = None) -> list[EPResult]:
+                    marginals: list | None = None, linalg_path: str = "solve") -> list[EPResult]:
     """:func:`ep_ordinal` for several independent problems at once, bit for bit the same results.
 
     ``problems[i] = (K, h, y, b, sigma, tau, nu)`` (``tau``, ``nu``: the warm start, or None).
@@ -341,6 +456,7 @@ def ep_ordinal_many(problems: list[tuple], damping: float = 1.0, max_sweeps: int
     the converged run the warm start comes from, when K and h have not changed since), or None.
     The first sweep then takes them instead of factoring B again: the same numbers, bit for bit,
     one Cholesky and triangular solve saved (the sweep is still counted as one)."""
+    marg, post_of = _paths(linalg_path)
     P = len(problems)
     if P == 0:
         return []
@@ -372,7 +488,8 @@ def ep_ordinal_many(problems: list[tuple], damping: float = 1.0, max_sweeps: int
             if sweep == 1 and marginals is not None and marginals[i] is not None:
                 (m, v), factors[i] = marginals[i], None  # site_posterior factors B if it must
             else:
-                m, v, factors[i] = _marginals(K, h, tau[sl[i]], nu[sl[i]])
+                m, v, f = marg(K, h, tau[sl[i]], nu[sl[i]])
+                factors[i] = (f, v)
             pm[at:at + m.size], pv[at:at + m.size] = m, v
             at += m.size
             sweeps[i] = sweep
@@ -406,7 +523,7 @@ def ep_ordinal_many(problems: list[tuple], damping: float = 1.0, max_sweeps: int
         active = still
     out_tau = [tau[s].copy() for s in sl]
     out_nu = [nu[s].copy() for s in sl]
-    posts = [site_posterior(pr[0], pr[1], t, v, f if t.size else None)
+    posts = [post_of(pr[0], pr[1], t, v, f if t.size else None)
              for pr, t, v, f in zip(problems, out_tau, out_nu, factors)]
     cav = [cavity(post, t, v) for post, t, v in zip(posts, out_tau, out_nu)]
     cm_all = np.concatenate([c[0] for c in cav])
