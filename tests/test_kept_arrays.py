@@ -106,10 +106,15 @@ def test_the_compile_step_runs_every_learner_of_every_registry(tmp_path):
     job_compile_kernels(str(out), log=str(tmp_path / "log"))
     seconds = json.loads(out.read_text())["seconds"]
     want = {name for p in PROTOCOLS.values() for name, cls in p.estimators.items() if family_of(cls) is not None}
-    # and the coactive movie protocol's simulated user, which no learner's calls reach
-    assert set(seconds) == want | {"coactive movie feedback"} and all(s >= 0 for s in seconds.values())
+    # and the coactive movie protocol's simulated user, which no learner's calls reach, and the
+    # finiteness check of large inputs, which the tiny data sets never reach
+    assert set(seconds) == want | {"coactive movie feedback", "finiteness check of large inputs"} \
+        and all(s >= 0 for s in seconds.values())
     assert {"prank", "oap_bpm", "perceptron", "ranksvm", "gp_model", "preference_perceptron"} <= want
     from rankrepro.algorithms.coactive import _sorted_feedback
 
     assert _sorted_feedback.signatures  # compiled (or read back from Numba's cache) for the protocol's types
+    from rankrepro.algorithms._rows import all_finite
+
+    assert all_finite.signatures  # the finiteness check of large inputs, likewise
     assert "protocol's calls ran" in (tmp_path / "log").read_text()

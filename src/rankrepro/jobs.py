@@ -532,6 +532,13 @@ def job_compile_kernels(output: str, log: str | None = None) -> None:
     sorted_u.feedback(np.ones_like(U, dtype=bool), np.argmax(U, axis=1), 0.5)
     sorted_u.best(np.ones_like(U, dtype=bool))
     seconds["coactive movie feedback"] = round(time.perf_counter() - t0, 2)
+    # the finiteness check of large float inputs (algorithms/base.py: 65,536 values or more),
+    # which the tiny data sets above never reach and the first smoke run compiled in a paper's job
+    from .algorithms.base import _all_finite
+
+    t0 = time.perf_counter()
+    _all_finite(np.zeros(1 << 16))
+    seconds["finiteness check of large inputs"] = round(time.perf_counter() - t0, 2)
     write_text(output, json.dumps({"seconds": seconds}, indent=1, sort_keys=True) + "\n")
 
 

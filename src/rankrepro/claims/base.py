@@ -10,9 +10,11 @@ error naming a key) instead of it importing them.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Callable, ClassVar, Protocol
 
+import numpy as np
 import pandas as pd
 
 from ..metrics import METRICS
@@ -172,10 +174,31 @@ def result(claim: Claim, verdict: str, evidence: str, fraction: float | None = N
 # -------------------------------------------------------------------------------------
 # summary helpers
 # -------------------------------------------------------------------------------------
+#: the rows of each (cell, metric) of the last summary :func:`cell_rows` read: (a weak reference to
+#: the frame, its index object, {(cell, metric): row positions})
+_ROWS: tuple = (None, None, {})
+_NONE = np.empty(0, dtype=np.intp)
+
+
+def cell_rows(summary: pd.DataFrame, cell: str, metric: str) -> pd.DataFrame:
+    """``summary[(summary["cell"] == cell) & (summary["metric"] == metric)]``, the same frame
+    (rows in order, index, dtypes), from the row positions of every (cell, metric) grouped
+    once per summary instead of two comparisons over the whole frame per call (the claims of
+    an artefact and of its sensitivity values read thousands: ~5 s of Harrington et al.'s smoke
+    job).  A summary is not changed in place once made; another frame, or one whose index was
+    replaced, is grouped afresh."""
+    global _ROWS
+    ref, index, rows = _ROWS
+    if ref is None or ref() is not summary or index is not summary.index:
+        rows = summary.groupby(["cell", "metric"], sort=False).indices if len(summary) else {}
+        _ROWS = (weakref.ref(summary), summary.index, rows)
+    return summary.take(rows.get((cell, metric), _NONE))
+
+
 def values_at(summary: pd.DataFrame, cell: str, metric: str, rounds) -> pd.DataFrame:
     """A cell's summary rows of a metric: a scalar's one row, a curve's last round (``rounds``
     None) or its rounds in ``[first, last]`` (either end None: open)."""
-    s = summary[(summary["cell"] == cell) & (summary["metric"] == metric)]
+    s = cell_rows(summary, cell, metric)
     if not METRICS[metric].curve:
         return s
     s = s.sort_values("round")
