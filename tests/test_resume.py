@@ -118,20 +118,26 @@ def _interrupt(cmd, w, env, cells, sig, rng, gate: Path, settle: bool) -> tuple[
     return done
 
 
-def test_interrupted_run_resumes_without_recomputing(tmp_path):
-    seed = int(os.environ.get("RANKREPRO_RESUME_SEED", "18"))
-    rng = random.Random(seed)
+def _fig6_workflow(tmp_path, edit=lambda text: text):
+    """A scratch workflow in ``tmp_path/wf`` holding Crammer & Singer's Fig. 6 without its
+    sensitivity block (and the diagnoses that name its choices), ``edit`` applied to its text."""
     w = tmp_path / "wf"
     w.mkdir()
     scratch_workflow(w)
     (w / "config/experiment/crammer_singer2005").mkdir(parents=True)
-    # Fig. 6 with five cells (two of WH's four step sizes, no sensitivity block): enough for three
-    # interruptions, cheap enough for the suite
     text = (ROOT / "config/experiment/crammer_singer2005/fig6.yaml").read_text()
     a, b = text.index("  sensitivity:\n"), text.index("  claims:\n")
-    text = (text[:a] + text[b:]).replace("eta: [0.2, 0.1, 0.05, 0.01]", "eta: [0.2, 0.05]")
-    text = re.sub(r"(?m)^ +diagnosis: \{.*\}\n", "", text)  # they name the sensitivity choices removed
+    text = re.sub(r"(?m)^ +diagnosis: \{.*\}\n", "", edit(text[:a] + text[b:]))
     (w / "config/experiment/crammer_singer2005/fig6.yaml").write_text(text)
+    return w
+
+
+def test_interrupted_run_resumes_without_recomputing(tmp_path):
+    seed = int(os.environ.get("RANKREPRO_RESUME_SEED", "18"))
+    rng = random.Random(seed)
+    # Fig. 6 with five cells (two of WH's four step sizes, no sensitivity block): enough for three
+    # interruptions, cheap enough for the suite
+    w = _fig6_workflow(tmp_path, lambda t: t.replace("eta: [0.2, 0.1, 0.05, 0.01]", "eta: [0.2, 0.05]"))
     script = w / "scripts/run_cell.py"
     script.write_text(GATE + script.read_text() + GATE_END)
     gate = tmp_path / "gate"
@@ -224,14 +230,7 @@ def test_a_pack_stopped_by_sigterm_keeps_its_complete_cells(tmp_path):
     stopped job, those three included, and the resumed run computed them again; with the
     profile's keep-incomplete they stay, marked incomplete, and the pack's job run again keeps
     them (they are current) and computes only the others."""
-    w = tmp_path / "wf"
-    w.mkdir()
-    scratch_workflow(w)
-    (w / "config/experiment/crammer_singer2005").mkdir(parents=True)
-    text = (ROOT / "config/experiment/crammer_singer2005/fig6.yaml").read_text()
-    a, b = text.index("  sensitivity:\n"), text.index("  claims:\n")
-    text = re.sub(r"(?m)^ +diagnosis: \{.*\}\n", "", text[:a] + text[b:])
-    (w / "config/experiment/crammer_singer2005/fig6.yaml").write_text(text)
+    w = _fig6_workflow(tmp_path)
     script = w / "scripts/run_cells.py"
     script.write_text(PACK_GATE + script.read_text())
     gate = tmp_path / "gate"
